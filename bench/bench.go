@@ -1,0 +1,380 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// Workloads understood by Run.
+const (
+	Write  = "write"  // setData of ValueSize bytes on existing nodes
+	Read   = "read"   // getData of those nodes
+	Mixed  = "mixed"  // half setData, half getData
+	Create = "create" // ZooKeeper paper §5.2: each worker creates synchronously, deletes asynchronously
+)
+
+// Config describes one benchmark run against one target.
+type Config struct {
+	// Servers are host:port client addresses; sessions are spread over them.
+	Servers []string
+	// Workload is Write, Read, Mixed or Create.
+	Workload string
+	// Sessions is the number of client sessions (workers for Create).
+	Sessions int
+	// Outstanding is the number of requests each session keeps in flight
+	// (ignored by Create, which is synchronous per worker).
+	Outstanding int
+	// ValueSize is the payload of each write, in bytes.
+	ValueSize int
+	// Keys is the number of nodes each session reads and writes.
+	Keys int
+	// Warmup runs the load without measuring; Duration is then measured.
+	Warmup, Duration time.Duration
+	// Progress, if set, receives a live progress line every second.
+	Progress io.Writer
+	// Root is the znode under which the benchmark works.
+	Root string
+}
+
+// Result is what one run measured.
+type Result struct {
+	Workload      string    `json:"workload"`
+	Servers       []string  `json:"servers"`
+	Sessions      int       `json:"sessions"`
+	Outstanding   int       `json:"outstanding"`
+	ValueSize     int       `json:"value_size"`
+	Seconds       float64   `json:"seconds"`
+	Ops           int64     `json:"ops"`
+	Errors        int64     `json:"errors"`
+	ThroughputOps float64   `json:"throughput_ops"`
+	Latency       Latencies `json:"latency_ms"`
+}
+
+// Latencies are request latency percentiles in milliseconds.
+type Latencies struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Run executes the benchmark and returns its measurements.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Sessions <= 0 || len(cfg.Servers) == 0 {
+		return nil, errors.New("bench: need at least one session and one server")
+	}
+	if cfg.Outstanding <= 0 {
+		cfg.Outstanding = 1
+	}
+	if cfg.Keys <= 0 {
+		cfg.Keys = 16
+	}
+	if cfg.Root == "" {
+		cfg.Root = "/giraffe-bench"
+	}
+	switch cfg.Workload {
+	case Write, Read, Mixed, Create:
+	default:
+		return nil, fmt.Errorf("bench: unknown workload %q", cfg.Workload)
+	}
+	sessions := make([]*session, cfg.Sessions)
+	for i := range sessions {
+		s, err := dial(cfg.Servers[i%len(cfg.Servers)], 30*time.Second, cfg.Outstanding)
+		if err != nil {
+			for _, o := range sessions[:i] {
+				o.close()
+			}
+			return nil, err
+		}
+		sessions[i] = s
+	}
+	defer func() {
+		for _, s := range sessions {
+			s.close()
+		}
+	}()
+	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize)}
+	rand.New(rand.NewSource(1)).Read(r.value)
+	if err := r.prepare(sessions[0]); err != nil {
+		return nil, err
+	}
+	return r.run(ctx, sessions)
+}
+
+// runner holds the shared state of one run.
+type runner struct {
+	cfg       Config
+	value     []byte
+	measuring atomic.Bool
+	ops       atomic.Int64
+	errs      atomic.Int64
+	histMu    sync.Mutex
+	hist      *hdrhistogram.Histogram
+}
+
+// nodePath names key k of session i.
+func (r *runner) nodePath(i, k int) string { return fmt.Sprintf("%s/s%d-k%d", r.cfg.Root, i, k) }
+
+// prepare creates the root and every session's nodes (NODEEXISTS is fine).
+func (r *runner) prepare(s *session) error {
+	paths := []string{r.cfg.Root}
+	if r.cfg.Workload != Create {
+		for i := 0; i < r.cfg.Sessions; i++ {
+			for k := 0; k < r.cfg.Keys; k++ {
+				paths = append(paths, r.nodePath(i, k))
+			}
+		}
+	}
+	errc := make(chan error, len(paths))
+	go func() { errc <- s.readLoop() }()
+	var wg sync.WaitGroup
+	for _, p := range paths {
+		wg.Add(1)
+		err := s.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, Data: r.value, ACL: zkproto.OpenACLUnsafe},
+			func(code zkproto.Code, _ []byte, _ time.Time) {
+				if code != zkproto.OK && code != zkproto.ErrNodeExists {
+					errc <- fmt.Errorf("bench: creating %s: %v", p, code)
+				}
+				wg.Done()
+			})
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case err := <-errc:
+		return err
+	case <-time.After(60 * time.Second):
+		return errors.New("bench: timed out creating the benchmark nodes")
+	}
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	// The prepare session's reader keeps running; the session is reused.
+	return nil
+}
+
+func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) {
+	r.hist = hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	failed := make(chan error, len(sessions))
+	for i, s := range sessions {
+		wg.Add(1)
+		go func(i int, s *session) {
+			defer wg.Done()
+			var err error
+			if r.cfg.Workload == Create {
+				err = r.createWorker(ctx, i, s, i == 0)
+			} else {
+				err = r.pipelined(ctx, i, s, i == 0)
+			}
+			if err != nil && ctx.Err() == nil {
+				failed <- err
+				cancel()
+			}
+		}(i, s)
+	}
+	stopProgress := r.progress(ctx)
+	select {
+	case <-time.After(r.cfg.Warmup):
+	case <-ctx.Done():
+	}
+	r.measuring.Store(true)
+	start := time.Now()
+	select {
+	case <-time.After(r.cfg.Duration):
+	case <-ctx.Done():
+	}
+	r.measuring.Store(false)
+	elapsed := time.Since(start)
+	cancel()
+	for _, s := range sessions {
+		s.close()
+	}
+	wg.Wait()
+	stopProgress()
+	select {
+	case err := <-failed:
+		return nil, err
+	default:
+	}
+	res := &Result{Workload: r.cfg.Workload, Servers: r.cfg.Servers, Sessions: r.cfg.Sessions,
+		Outstanding: r.cfg.Outstanding, ValueSize: r.cfg.ValueSize, Seconds: elapsed.Seconds(),
+		Ops: r.ops.Load(), Errors: r.errs.Load()}
+	if r.cfg.Workload == Create {
+		res.Outstanding = 1
+	}
+	res.ThroughputOps = float64(res.Ops) / elapsed.Seconds()
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	res.Latency = Latencies{Mean: r.hist.Mean() / 1000, P50: ms(r.hist.ValueAtQuantile(50)),
+		P90: ms(r.hist.ValueAtQuantile(90)), P99: ms(r.hist.ValueAtQuantile(99)),
+		P999: ms(r.hist.ValueAtQuantile(99.9)), Max: ms(r.hist.Max())}
+	return res, nil
+}
+
+// record counts one completed request if the run is measuring.
+func (r *runner) record(code zkproto.Code, sent time.Time, local *hdrhistogram.Histogram) {
+	if !r.measuring.Load() {
+		return
+	}
+	if code != zkproto.OK {
+		r.errs.Add(1)
+		return
+	}
+	r.ops.Add(1)
+	local.RecordValue(time.Since(sent).Microseconds())
+}
+
+// mergeHist folds a session's histogram into the run's.
+func (r *runner) mergeHist(local *hdrhistogram.Histogram) {
+	r.histMu.Lock()
+	r.hist.Merge(local)
+	r.histMu.Unlock()
+}
+
+// pipelined keeps cfg.Outstanding requests in flight on one session.
+func (r *runner) pipelined(ctx context.Context, i int, s *session, readerRunning bool) error {
+	local := hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	defer r.mergeHist(local)
+	tokens := make(chan struct{}, r.cfg.Outstanding)
+	for j := 0; j < r.cfg.Outstanding; j++ {
+		tokens <- struct{}{}
+	}
+	readErr := make(chan error, 1)
+	if !readerRunning {
+		go func() { readErr <- s.readLoop() }()
+	}
+	rng := rand.New(rand.NewSource(int64(i) + 1))
+	done := func(code zkproto.Code, _ []byte, sent time.Time) {
+		r.record(code, sent, local)
+		tokens <- struct{}{}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-readErr:
+			return fmt.Errorf("bench: session %d: %w", i, err)
+		case <-tokens:
+		}
+		n := 1
+	more:
+		for {
+			if err := r.sendOne(s, i, rng, done); err != nil {
+				return err
+			}
+			select {
+			case <-tokens:
+				n++
+			default:
+				break more
+			}
+		}
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// sendOne sends the next request of the workload.
+func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Code, []byte, time.Time)) error {
+	path := r.nodePath(i, rng.Intn(r.cfg.Keys))
+	write := r.cfg.Workload == Write || (r.cfg.Workload == Mixed && rng.Intn(2) == 0)
+	if write {
+		return s.send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: path, Data: r.value, Version: -1}, done)
+	}
+	return s.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: path}, done)
+}
+
+// createWorker is one worker of the ZooKeeper paper's create benchmark: it
+// creates a node, waits for the reply, then deletes it without waiting.
+func (r *runner) createWorker(ctx context.Context, i int, s *session, readerRunning bool) error {
+	local := hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	defer r.mergeHist(local)
+	readErr := make(chan error, 1)
+	if !readerRunning {
+		go func() { readErr <- s.readLoop() }()
+	}
+	created := make(chan zkproto.Code, 1)
+	ignore := func(zkproto.Code, []byte, time.Time) {}
+	for n := 0; ; n++ {
+		path := fmt.Sprintf("%s/c%d-%d", r.cfg.Root, i, n)
+		err := s.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: path, Data: r.value, ACL: zkproto.OpenACLUnsafe},
+			func(code zkproto.Code, _ []byte, sent time.Time) {
+				r.record(code, sent, local)
+				created <- code
+			})
+		if err == nil {
+			err = s.flush()
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-readErr:
+			return fmt.Errorf("bench: worker %d: %w", i, err)
+		case <-created:
+		}
+		if err := s.send(zkproto.OpDelete, &zkproto.DeleteRequest{Path: path, Version: -1}, ignore); err != nil {
+			return err
+		}
+	}
+}
+
+// progress prints a live line every second until the returned func is
+// called.
+func (r *runner) progress(ctx context.Context) func() {
+	if r.cfg.Progress == nil {
+		return func() {}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tk := time.NewTicker(time.Second)
+		defer tk.Stop()
+		start := time.Now()
+		var last int64
+		for {
+			select {
+			case <-stop:
+				fmt.Fprintln(r.cfg.Progress)
+				return
+			case <-tk.C:
+				ops := r.ops.Load()
+				phase := "measuring"
+				if !r.measuring.Load() && ops == 0 {
+					phase = "warming up"
+				}
+				fmt.Fprintf(r.cfg.Progress, "\r%-6s %5.0fs  %-10s %9d ops/s  errors %d   ",
+					r.cfg.Workload, time.Since(start).Seconds(), phase, ops-last, r.errs.Load())
+				last = ops
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}

@@ -1,0 +1,119 @@
+// Package bench is Giraffe's load generator. It speaks the ZooKeeper wire
+// protocol itself (pipelined, many requests outstanding per session), so the
+// same run measures Giraffe and Apache ZooKeeper alike.
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// session is one pipelined client connection. Replies arrive in request
+// order (ZooKeeper's guarantee), so the reader matches each reply with the
+// oldest pending request.
+type session struct {
+	nc   net.Conn
+	bw   *bufio.Writer
+	br   *bufio.Reader
+	wmu  sync.Mutex
+	xid  zkproto.Xid
+	buf  []byte
+	pend chan pending
+	// maxPacket bounds replies read from the server.
+	maxPacket int
+}
+
+// pending is a request waiting for its reply.
+type pending struct {
+	xid  zkproto.Xid
+	sent time.Time
+	done func(code zkproto.Code, body []byte, sent time.Time)
+}
+
+// dial connects and completes the handshake with a new session.
+func dial(addr string, timeout time.Duration, outstanding int) (*session, error) {
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), br: bufio.NewReaderSize(nc, 64<<10),
+		pend: make(chan pending, outstanding+16), maxPacket: 16 << 20}
+	req := &zkproto.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: make([]byte, 16), HasReadOnly: true}
+	e := zkproto.NewEncoder([]byte{0, 0, 0, 0})
+	req.Encode(e)
+	b := e.Bytes()
+	n := len(b) - 4
+	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Write(b); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	frame, err := zkproto.ReadFrame(s.br, nil, s.maxPacket)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	var resp zkproto.ConnectResponse
+	if err := resp.Decode(zkproto.NewDecoder(frame)); err != nil || resp.TimeOut <= 0 {
+		nc.Close()
+		return nil, fmt.Errorf("handshake refused (timeout %d, err %v)", resp.TimeOut, err)
+	}
+	nc.SetDeadline(time.Time{})
+	return s, nil
+}
+
+// send queues one request; done runs in the reader goroutine with the reply.
+// It does not flush; call flush after a burst.
+func (s *session) send(op zkproto.OpCode, body zkproto.Record, done func(zkproto.Code, []byte, time.Time)) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.xid++
+	if s.xid <= 0 {
+		s.xid = 1
+	}
+	s.buf = zkproto.EncodeRequest(s.buf[:0], zkproto.RequestHeader{Xid: s.xid, Op: op}, body)
+	s.pend <- pending{xid: s.xid, sent: time.Now(), done: done}
+	_, err := s.bw.Write(s.buf)
+	return err
+}
+
+// flush writes buffered requests to the socket.
+func (s *session) flush() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.bw.Flush()
+}
+
+// readLoop reads replies until the connection fails, dispatching each to
+// its pending request. Notifications and pings are skipped.
+func (s *session) readLoop() error {
+	var buf []byte
+	for {
+		frame, err := zkproto.ReadFrame(s.br, buf, s.maxPacket)
+		if err != nil {
+			return err
+		}
+		buf = frame
+		d := zkproto.NewDecoder(frame)
+		var h zkproto.ReplyHeader
+		if err := h.Decode(d); err != nil {
+			return err
+		}
+		if h.Xid < 0 {
+			continue
+		}
+		p := <-s.pend
+		if p.xid != h.Xid {
+			return fmt.Errorf("reply out of order: got xid %d, expected %d", h.Xid, p.xid)
+		}
+		p.done(h.Err, frame[16:], p.sent)
+	}
+}
+
+func (s *session) close() { s.nc.Close() }

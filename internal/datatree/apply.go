@@ -1,0 +1,79 @@
+package datatree
+
+import (
+	"github.com/giraffe-coord/giraffe/internal/txn"
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// Apply applies one ordered entry and returns its result and the watch
+// triggers it caused, in the order ZooKeeper fires them. It sets LastZxid to
+// e.Zxid whatever the outcome. The tree retains e.Op.Data (and the slices
+// inside a multi's ops): the caller must not modify them afterwards.
+//
+// Every op except createSession, deleteContainer and noop must come from a
+// session in the table, or it fails with SESSIONEXPIRED.
+func (t *Tree) Apply(e *txn.Entry) (txn.Result, []Trigger) {
+	t.lastZxid = e.Zxid
+	switch e.Op.Kind {
+	case txn.KindCreate, txn.KindDelete, txn.KindSetData, txn.KindSetACL, txn.KindCheck:
+		return t.applyOp(e, &e.Op, nil)
+	case txn.KindMulti:
+		return t.multi(e)
+	case txn.KindCreateSession:
+		return t.createSession(e), nil
+	case txn.KindCloseSession:
+		return t.closeSession(e)
+	case txn.KindDeleteContainer:
+		return t.deleteContainer(e, &e.Op)
+	case txn.KindNoop:
+		return txn.Result{}, nil
+	}
+	return fail(zkproto.ErrBadArguments), nil
+}
+
+// multi applies e.Op.Ops all or nothing. Each op sees the effects of the ops
+// before it (a create then a setData of the same node works; sequential
+// creates under one parent get consecutive numbers). The first op to fail
+// stops the multi, everything it changed is rolled back through the undo
+// log, and the result takes ZooKeeper's error shape. Only creates, deletes,
+// setData and checks may appear in a multi; anything else fails as
+// BADARGUMENTS at its position (ZooKeeper refuses such a request as
+// undecodable).
+func (t *Tree) multi(e *txn.Entry) (txn.Result, []Trigger) {
+	ops := e.Op.Ops
+	res := txn.Result{Multi: make([]txn.Result, len(ops))}
+	var trig []Trigger
+	failed := -1
+	t.logging = true
+	for i := range ops {
+		o := &ops[i]
+		var r txn.Result
+		switch o.Kind {
+		case txn.KindCreate, txn.KindDelete, txn.KindSetData, txn.KindCheck:
+			r, trig = t.applyOp(e, o, trig)
+		default:
+			r = fail(zkproto.ErrBadArguments)
+		}
+		res.Multi[i] = r
+		if r.Err != zkproto.OK {
+			failed = i
+			break
+		}
+	}
+	t.logging = false
+	if failed < 0 {
+		t.clearUndo()
+		return res, trig
+	}
+	t.rollback()
+	for i := range res.Multi {
+		switch {
+		case i < failed:
+			res.Multi[i] = txn.Result{}
+		case i > failed:
+			res.Multi[i] = fail(zkproto.ErrRuntimeInconsistency)
+		}
+	}
+	res.Err = res.Multi[failed].Err
+	return res, nil
+}

@@ -1,0 +1,54 @@
+package gpaxos
+
+import (
+	"errors"
+
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// Config configures a Node. Every server of an ensemble must use the same
+// Voters, Topology and tick counts.
+type Config struct {
+	// ID is this server; it must vote in Voters.
+	ID ID
+	// Voters is the initial voting configuration (which server votes in which
+	// group). A snapshot's or the log's configuration supersedes it.
+	Voters quorum.Config
+	// Topology decides how a group's messages travel from its coordinator;
+	// it affects speed and liveness only, never safety.
+	Topology Topology
+	// HeartbeatTicks is the interval at which an idle GL and GCs send
+	// heartbeats.
+	HeartbeatTicks int
+	// ElectionTicks is how long a server waits without hearing from its
+	// coordinator (or a GC from its leader) before suspecting it; it must be
+	// several HeartbeatTicks.
+	ElectionTicks int
+	// MaxBatch bounds the entries of one Append.
+	MaxBatch int
+	// Rand returns a pseudo-random integer in [0, n); the only randomness the
+	// node uses (election jitter). The simulator seeds it per node.
+	Rand func(n int) int
+}
+
+func (c *Config) validate() error {
+	if c.ID == None {
+		return errors.New("gpaxos: ID must not be zero")
+	}
+	if c.Voters.GroupOf(c.ID) < 0 {
+		return errors.New("gpaxos: ID does not vote in Voters")
+	}
+	if c.Topology == nil {
+		return errors.New("gpaxos: Topology is required")
+	}
+	if c.HeartbeatTicks <= 0 || c.ElectionTicks <= 2*c.HeartbeatTicks {
+		return errors.New("gpaxos: need 0 < 2*HeartbeatTicks < ElectionTicks")
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 256
+	}
+	if c.Rand == nil {
+		return errors.New("gpaxos: Rand is required (determinism: no global randomness)")
+	}
+	return nil
+}

@@ -1,0 +1,452 @@
+package gpaxos
+
+import (
+	"slices"
+
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// This file is the group coordinator (GC): group-level recovery (election
+// under a new group epoch), relaying the leader's appends down the group's
+// tree, aggregating the group's acknowledgments into one ACK-G, and catching
+// up members.
+
+// coordinator is the state of a server that coordinates its group.
+type coordinator struct {
+	ge          uint64
+	acked       map[ID]Zxid // per member: durably holds Current's history up to
+	ackEpoch    Epoch       // the epoch acked refers to
+	heard       map[ID]int64
+	reported    Zxid // group index last reported to the leader
+	down        []ID
+	lastSent    int64 // tick of the last message down the tree
+	heardGL     int64
+	leaderTo    ID    // the leader this coordinator reports to
+	leaderEpoch Epoch // the epoch leaderTo leads
+	round       *promiseRound
+	lastHello   int64
+}
+
+// gcCandidate is a server campaigning to coordinate its group.
+type gcCandidate struct {
+	ge    uint64
+	start int64
+	acks  map[ID]Message
+}
+
+// promiseRound gathers a majority of the group's promises for a GL
+// candidate's epoch (the member half of gc.1.2).
+type promiseRound struct {
+	epoch    Epoch
+	cand     ID
+	promises map[ID]Message
+	done     bool
+	ack      Message
+}
+
+// campaignGC starts group-level recovery under a new group epoch.
+func (n *Node) campaignGC() {
+	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
+	n.maxGE = ge
+	n.gcCand = &gcCandidate{ge: ge, start: n.tick, acks: map[ID]Message{}}
+	for _, id := range n.members() {
+		n.send(Message{Type: MsgGroupElect, To: id, Group: n.group, GroupEpoch: ge})
+	}
+}
+
+// handleGroupElect promises a group epoch to a coordinator candidate.
+func (n *Node) handleGroupElect(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	if m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From) {
+		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
+		n.followCoordinator(m.GroupEpoch, m.From)
+		n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch,
+			Epoch: n.hs.Promised, Leader: n.hs.Leader, Current: n.hs.Current, Zxid: n.log.last(),
+			Commit: n.hs.Commit, GCs: n.gcTable})
+		return
+	}
+	n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: n.hs.GroupEpoch, Reject: true})
+}
+
+// handleGroupElectAck counts promises; a majority makes the candidate the
+// coordinator.
+func (n *Node) handleGroupElectAck(m Message) {
+	if m.GroupEpoch > n.maxGE {
+		n.maxGE = m.GroupEpoch
+	}
+	c := n.gcCand
+	if c == nil || m.Reject || m.GroupEpoch != c.ge {
+		return
+	}
+	c.acks[m.From] = m
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := c.acks[id]; return ok }) {
+		return
+	}
+	n.gcCand = nil
+	n.becomeCoordinator(c)
+}
+
+// becomeCoordinator finishes group recovery: the new coordinator now knows
+// the newest leader its group promised to and introduces itself to it (or,
+// when that leader is gone, runs for leader itself). Until the leader has
+// synchronized it, it relays nothing, so it serves no vote before recovery.
+func (n *Node) becomeCoordinator(c *gcCandidate) {
+	if n.hs.GroupEpoch != c.ge || n.hs.Coordinator != n.id {
+		return
+	}
+	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick}
+	for _, id := range n.members() {
+		gc.heard[id] = n.tick
+	}
+	// The newest leader any promiser knows of.
+	best := Message{Epoch: n.hs.Promised, Leader: n.hs.Leader}
+	var ids []ID
+	for id := range c.acks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		a := c.acks[id]
+		if a.Epoch > best.Epoch {
+			best = a
+		}
+		if len(n.gcTable) == 0 && len(a.GCs) > 0 {
+			n.gcTable = a.GCs
+		}
+	}
+	if p := n.pendingCand; p != nil && p.Epoch > best.Epoch {
+		best = Message{Epoch: p.Epoch, Leader: p.From}
+	}
+	n.gc = gc
+	n.heardGC = n.tick
+	gc.leaderTo, gc.leaderEpoch = best.Leader, best.Epoch
+	n.sendGroupHeartbeat()
+	if p := n.pendingCand; p != nil && p.Epoch > n.hs.Promised {
+		n.pendingCand = nil
+		n.handleNewGEpoch(*p)
+	}
+	if gc.leaderTo == None || gc.leaderTo == n.id && n.gl == nil {
+		n.campaignGL()
+		return
+	}
+	n.sendHello()
+}
+
+// sendHello introduces the coordinator to its leader and asks for what it
+// misses (the GC half of catch-up).
+func (n *Node) sendHello() {
+	gc := n.gc
+	if n.hs.Leader != None && n.hs.Promised > gc.leaderEpoch {
+		gc.leaderTo, gc.leaderEpoch = n.hs.Leader, n.hs.Promised
+	}
+	if gc.leaderTo == None {
+		return
+	}
+	gc.lastHello = n.tick
+	n.send(Message{Type: MsgGCHello, To: gc.leaderTo, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: gc.ge,
+		Current: n.hs.Current, Zxid: n.log.last(), Commit: n.hs.Commit})
+}
+
+// handleAppend is gc.3.1: accept the leader's entries, relay them down the
+// group's tree, acknowledge to itself as a member.
+func (n *Node) handleAppend(m Message) {
+	gc := n.gc
+	if m.Group != n.group {
+		return
+	}
+	if gc == nil {
+		// The leader's table is out of date: point it at the coordinator.
+		n.send(Message{Type: MsgGAck, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: n.hs.GroupEpoch,
+			Coord: n.hs.Coordinator, Reject: true})
+		return
+	}
+	if m.Epoch < n.hs.Promised {
+		n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: gc.ge, Reject: true})
+		return
+	}
+	if m.GroupEpoch > gc.ge {
+		// The leader follows a newer coordinator of this group.
+		n.gc = nil
+		return
+	}
+	gc.heardGL, gc.leaderTo, gc.leaderEpoch = n.tick, m.From, m.Epoch
+	if len(m.GCs) > 0 {
+		n.gcTable = m.GCs
+	}
+	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
+	case acceptOK:
+		n.relay(m.Prev, m.Entries)
+		n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
+		if len(m.Entries) == 0 {
+			// A heartbeat: answer so the leader knows this group is alive.
+			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported})
+		}
+	case acceptCatchup:
+		if n.tick-gc.lastHello >= int64(n.cfg.HeartbeatTicks) || gc.lastHello == 0 {
+			n.sendHello()
+		}
+	}
+}
+
+// handleGSync is gc.2.1: adopt the leader's history, then bring the group
+// along.
+func (n *Node) handleGSync(m Message) {
+	gc := n.gc
+	if gc == nil || m.Group != n.group || m.GroupEpoch > gc.ge {
+		return
+	}
+	gc.heardGL, gc.leaderTo, gc.leaderEpoch = n.tick, m.From, m.Epoch
+	if len(m.GCs) > 0 {
+		n.gcTable = m.GCs
+	}
+	if !n.adoptHistory(m) {
+		return
+	}
+	n.relay(n.log.last(), nil)
+	n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
+}
+
+// relay sends entries after prev down the group's tree with the commit
+// point: gc.3.1 with gc.3.3's COMMIT-G piggybacked.
+func (n *Node) relay(prev Zxid, ents []Entry) {
+	gc := n.gc
+	gc.lastSent = n.tick
+	for _, c := range n.cfg.Topology.Children(n.members(), n.id, gc.down, n.id) {
+		n.send(Message{Type: MsgGroupAppend, To: c, Epoch: n.hs.Current, Leader: n.hs.Leader, Coord: n.id,
+			Group: n.group, GroupEpoch: gc.ge, Prev: prev, Entries: ents, Commit: n.hs.Commit,
+			Down: gc.down, GCs: n.gcTable})
+	}
+}
+
+// sendGroupHeartbeat tells the group its coordinator is alive, and carries
+// the commit point.
+func (n *Node) sendGroupHeartbeat() { n.relay(n.log.last(), nil) }
+
+// handleGroupAck is gc.3.2: count the members' durable acceptances and
+// report the group's majority point to the leader when it advances.
+func (n *Node) handleGroupAck(m Message) {
+	gc := n.gc
+	if gc == nil || m.Group != n.group {
+		return
+	}
+	if m.Reject {
+		if m.GroupEpoch > n.maxGE {
+			n.maxGE = m.GroupEpoch
+		}
+		if m.GroupEpoch > gc.ge {
+			n.gc = nil
+		}
+		return
+	}
+	if m.GroupEpoch != gc.ge {
+		return
+	}
+	gc.heard[m.From] = n.tick
+	if m.Epoch != n.hs.Current || n.hs.Current != n.hs.Promised {
+		return
+	}
+	if gc.ackEpoch != n.hs.Current {
+		gc.ackEpoch, gc.acked, gc.reported = n.hs.Current, map[ID]Zxid{}, 0
+	}
+	if m.Zxid > gc.acked[m.From] {
+		gc.acked[m.From] = m.Zxid
+	}
+	idx := Zxid(n.voters.GroupIndex(n.group, func(id ID) uint64 { return uint64(gc.acked[id]) }))
+	if idx > gc.reported {
+		gc.reported = idx
+		n.send(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx})
+	}
+}
+
+// handleCatchupReq answers a member that is behind with a synchronization
+// from its last entry (when it follows the same history) or from its commit
+// point, or with a snapshot when the log no longer reaches back that far.
+func (n *Node) handleCatchupReq(m Message) {
+	gc := n.gc
+	if gc == nil || m.Group != n.group || m.GroupEpoch > gc.ge {
+		return
+	}
+	gc.heard[m.From] = n.tick
+	if m.Epoch > n.hs.Promised {
+		// The member promised an epoch whose candidate has not (yet) won
+		// here; it will accept nothing older. Let the leader know a newer
+		// epoch is out there: it steps down and a new election, with an
+		// epoch above every one seen, takes the member back in.
+		n.reportNewerEpoch(m.Epoch)
+		return
+	}
+	if n.hs.Current != n.hs.Promised {
+		return
+	}
+	s, ok := n.syncFor(m)
+	if !ok {
+		return
+	}
+	s.Type, s.To, s.Coord, s.Group, s.GroupEpoch = MsgSync, m.From, n.id, n.group, gc.ge
+	n.send(s)
+}
+
+// syncFor builds the history a server described by m (its Current, last zxid
+// and commit point) needs to follow this server's Current history.
+func (n *Node) syncFor(m Message) (Message, bool) {
+	base := m.Commit
+	if m.Current == n.hs.Current && n.log.contains(m.Zxid) {
+		base = m.Zxid // same history: only the missing suffix
+	}
+	if base > n.log.last() {
+		return Message{}, false
+	}
+	s := Message{Epoch: n.hs.Current, Leader: n.hs.Leader, Prev: base, Commit: n.hs.Commit}
+	ents, ok := n.log.after(base, 8*n.cfg.MaxBatch)
+	if !ok {
+		snap := n.log.snap
+		s.Snapshot = &snap
+		ents, _ = n.log.after(snap.Index, 8*n.cfg.MaxBatch)
+	}
+	s.Entries = ents
+	return s, true
+}
+
+// tickCoordinator keeps the group alive: heartbeats down the tree, a down
+// list of silent members to route around, and suspicion of a silent leader.
+func (n *Node) tickCoordinator() {
+	gc := n.gc
+	hb, el := int64(n.cfg.HeartbeatTicks), int64(n.cfg.ElectionTicks)
+	var down []ID
+	for _, id := range n.members() {
+		if id != n.id && n.tick-gc.heard[id] > el {
+			down = append(down, id)
+		}
+	}
+	gc.down = down
+	if n.tick-gc.lastSent >= hb {
+		n.sendGroupHeartbeat()
+	}
+	if n.gl != nil || n.glCand != nil {
+		gc.heardGL = n.tick
+		return
+	}
+	if n.hs.Current != n.hs.Promised && n.tick-gc.lastHello >= hb {
+		n.sendHello() // still waiting for the leader's synchronization
+	}
+	// Coordinators of lower-numbered groups run first.
+	wait := el + int64(n.group)*el/2 + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
+	if n.tick-gc.heardGL > wait {
+		n.campaignGL()
+	}
+}
+
+// handleNewGEpoch is the GC half of gl.1.1/gc.1.2: relay a candidate's new
+// epoch to the group and gather a majority of promises.
+func (n *Node) handleNewGEpoch(m Message) {
+	if m.Epoch <= n.hs.Promised && !(m.Epoch == n.hs.Promised && n.hs.Leader == m.From) {
+		n.send(Message{Type: MsgGEpochAck, To: m.From, Epoch: n.hs.Promised, Group: n.group, Reject: true})
+		return
+	}
+	gc := n.gc
+	if gc == nil {
+		// Not a coordinator (yet): remember it, in case this server becomes one.
+		if n.pendingCand == nil || m.Epoch > n.pendingCand.Epoch {
+			c := m
+			n.pendingCand = &c
+		}
+		return
+	}
+	if r := gc.round; r != nil && r.epoch == m.Epoch && r.cand == m.From {
+		if r.done {
+			n.send(r.ack)
+		}
+		return
+	}
+	gc.round = &promiseRound{epoch: m.Epoch, cand: m.From, promises: map[ID]Message{}}
+	for _, id := range n.members() {
+		n.send(Message{Type: MsgPromiseReq, To: id, Epoch: m.Epoch, Leader: m.From, Group: n.group, GroupEpoch: gc.ge})
+	}
+}
+
+// handlePromiseReq is the acceptor's promise: never again accept anything of
+// an older epoch. The promise leaves only once durable.
+func (n *Node) handlePromiseReq(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	if m.GroupEpoch < n.hs.GroupEpoch {
+		n.rejectStaleCoordinator(m.From)
+		return
+	}
+	if m.Epoch > n.hs.Promised {
+		n.hs.Promised, n.hs.Leader = m.Epoch, m.Leader
+	}
+	if m.Epoch == n.hs.Promised && n.hs.Leader == m.Leader {
+		n.send(Message{Type: MsgPromise, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: m.GroupEpoch,
+			Current: n.hs.Current, Zxid: n.log.last()})
+		return
+	}
+	n.send(Message{Type: MsgPromise, To: m.From, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: true})
+}
+
+// handlePromise counts a member's promise; on a majority the coordinator
+// reports the group's best history to the candidate (gc.1.2's ACK-E).
+func (n *Node) handlePromise(m Message) {
+	gc := n.gc
+	if gc == nil || gc.round == nil {
+		return
+	}
+	r := gc.round
+	if m.Reject {
+		if m.Epoch > r.epoch && !r.done {
+			r.done = true
+			r.ack = Message{Type: MsgGEpochAck, To: r.cand, Epoch: m.Epoch, Group: n.group, Reject: true}
+			n.send(r.ack)
+		}
+		return
+	}
+	if m.Epoch != r.epoch || m.GroupEpoch != gc.ge || r.done {
+		return
+	}
+	r.promises[m.From] = m
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := r.promises[id]; return ok }) {
+		return
+	}
+	var best Message
+	first := true
+	for _, id := range n.members() {
+		p, ok := r.promises[id]
+		if !ok {
+			continue
+		}
+		if first || p.Current > best.Current || p.Current == best.Current && p.Zxid > best.Zxid {
+			best, first = p, false
+		}
+	}
+	r.done = true
+	r.ack = Message{Type: MsgGEpochAck, To: r.cand, Epoch: r.epoch, Group: n.group, GroupEpoch: gc.ge,
+		Current: best.Current, Zxid: best.Zxid, Holder: best.From}
+	n.send(r.ack)
+}
+
+// groupsHeard reports whether the groups satisfying ok weigh a quorum.
+func groupsHeard(v quorum.Config, ok func(g int) bool) bool { return v.GroupsQuorum(ok) }
+
+// rejectStaleCoordinator tells a server that acted as this group's
+// coordinator under an old group epoch that a newer one exists, so that it
+// steps down instead of waiting for members that ignore it.
+func (n *Node) rejectStaleCoordinator(to ID) {
+	n.send(Message{Type: MsgGroupAck, To: to, Group: n.group, GroupEpoch: n.hs.GroupEpoch, Reject: true})
+}
+
+// reportNewerEpoch hands the news of epoch e, newer than this server's
+// leader's, to that leader (or acts on it, when this server leads).
+func (n *Node) reportNewerEpoch(e Epoch) {
+	if n.gl != nil {
+		n.gl = nil
+		n.campaignGL()
+		return
+	}
+	if n.gc != nil && n.gc.leaderTo != None && n.tick-n.gc.lastHello >= int64(n.cfg.HeartbeatTicks) {
+		n.gc.lastHello = n.tick
+		n.send(Message{Type: MsgGAck, To: n.gc.leaderTo, Epoch: e, Group: n.group, GroupEpoch: n.gc.ge, Reject: true})
+	}
+}

@@ -1,0 +1,360 @@
+package gpaxos
+
+import "slices"
+
+// This file is the global leader (GL): election among the coordinators
+// (discovery), synchronization of the chosen history, and the broadcast
+// phase (ordering, pipelining, counting group acknowledgments by weight).
+
+// leader is the state of the server that leads epoch `epoch`.
+type leader struct {
+	epoch      Epoch
+	counter    uint32
+	groups     []glGroup // per group: its coordinator as this leader knows it
+	pending    []Entry   // proposals waiting for the next flush
+	lastBeat   int64
+	sentCommit Zxid
+	since      int64 // tick at which leadership began
+}
+
+// glGroup is the leader's view of one group.
+type glGroup struct {
+	gc    ID
+	ge    uint64
+	acked Zxid // the group's majority point in this epoch
+	heard int64
+}
+
+// glCandidate is a coordinator running for global leader.
+type glCandidate struct {
+	epoch    Epoch
+	start    int64
+	acks     map[int]Message // per group, the GEpochAck
+	fetching bool
+	best     Message
+	retries  int
+}
+
+// campaignGL starts discovery (gl.1.1): ask every known coordinator to
+// gather its group's promises for a new epoch.
+func (n *Node) campaignGL() {
+	e := max(n.hs.Promised, n.maxEpoch) + 1
+	n.maxEpoch = e
+	n.glCand = &glCandidate{epoch: e, start: n.tick, acks: map[int]Message{}}
+	if n.gc != nil {
+		n.gc.heardGL = n.tick
+	}
+	n.sendNewGEpoch()
+}
+
+// sendNewGEpoch (re)sends the candidate's epoch to the coordinator of every
+// group that has not answered; on retries also to the members that would
+// succeed a coordinator that may be gone.
+func (n *Node) sendNewGEpoch() {
+	c := n.glCand
+	for g, members := range n.voters.Groups {
+		if _, ok := c.acks[g]; ok || len(members) == 0 {
+			continue
+		}
+		var to []ID
+		if g == n.group && n.gc != nil {
+			to = append(to, n.id)
+		} else {
+			coord := None
+			if g < len(n.gcTable) {
+				coord = n.gcTable[g]
+			}
+			if coord != None {
+				to = append(to, coord)
+			}
+			start := slices.Index(members, coord)
+			for k := 1; k <= min(c.retries, len(members)); k++ {
+				to = append(to, members[(start+k+len(members))%len(members)])
+			}
+		}
+		for _, id := range to {
+			n.send(Message{Type: MsgNewGEpoch, To: id, Epoch: c.epoch, Leader: n.id, Group: g})
+		}
+	}
+	c.retries++
+}
+
+// tickGLCandidate retransmits and gives up a stalled candidacy.
+func (n *Node) tickGLCandidate() {
+	c := n.glCand
+	if n.tick-c.start > 2*int64(n.cfg.ElectionTicks) {
+		n.glCand = nil // the coordinator's silence timer will run again
+		return
+	}
+	if (n.tick-c.start)%int64(n.cfg.HeartbeatTicks) == 0 {
+		if c.fetching {
+			n.send(Message{Type: MsgFetch, To: c.best.Holder, Epoch: c.epoch, Commit: n.hs.Commit})
+		} else {
+			n.sendNewGEpoch()
+		}
+	}
+}
+
+// handleGEpochAck is gl.1.2: once groups of quorum weight have promised,
+// pick the newest history among them and fetch it.
+func (n *Node) handleGEpochAck(m Message) {
+	c := n.glCand
+	if c != nil && m.Reject && m.Epoch > c.epoch {
+		n.glCand = nil
+		return
+	}
+	if c == nil || m.Epoch != c.epoch || m.Reject || c.fetching {
+		return
+	}
+	if prev, ok := c.acks[m.Group]; ok && prev.GroupEpoch > m.GroupEpoch {
+		return
+	}
+	if m.Group < 0 || m.Group >= len(n.voters.Groups) {
+		return
+	}
+	c.acks[m.Group] = m
+	if !n.voters.GroupsQuorum(func(g int) bool { _, ok := c.acks[g]; return ok }) {
+		return
+	}
+	// Newest history: highest (Current, last zxid); ties, which mean equal
+	// histories, go to the lowest group for determinism.
+	first := true
+	for g := range n.voters.Groups {
+		a, ok := c.acks[g]
+		if !ok {
+			continue
+		}
+		if first || a.Current > c.best.Current || a.Current == c.best.Current && a.Zxid > c.best.Zxid {
+			c.best, first = a, false
+		}
+	}
+	if c.best.Holder == n.id {
+		n.becomeLeader()
+		return
+	}
+	c.fetching = true
+	n.send(Message{Type: MsgFetch, To: c.best.Holder, Epoch: c.epoch, Commit: n.hs.Commit})
+}
+
+// handleFetch sends this server's history to a candidate it promised to.
+func (n *Node) handleFetch(m Message) {
+	if m.Epoch != n.hs.Promised || m.From != n.hs.Leader {
+		if n.hs.Promised > m.Epoch {
+			// The candidacy is lost: say so, so it ends now.
+			n.send(Message{Type: MsgGEpochAck, To: m.From, Epoch: n.hs.Promised, Reject: true})
+		}
+		return
+	}
+	s, ok := n.syncFor(Message{Commit: m.Commit})
+	if !ok {
+		return
+	}
+	s.Type, s.To, s.Epoch, s.Current = MsgFetchResp, m.From, m.Epoch, n.hs.Current
+	s.Entries = n.log.ents[n.log.search(s.Prev):] // the whole history, not a batch
+	if s.Snapshot != nil {
+		s.Entries = n.log.ents
+	}
+	n.send(s)
+}
+
+// handleFetchResp adopts the newest history as the candidate's own, then
+// leads.
+func (n *Node) handleFetchResp(m Message) {
+	c := n.glCand
+	if c == nil || !c.fetching || m.Epoch != c.epoch || m.From != c.best.Holder {
+		return
+	}
+	// Adopt under the holder's Current epoch: the log is then a prefix of
+	// that epoch's history, as the invariant requires.
+	h := m
+	h.Epoch = m.Current
+	if !n.adoptHistoryAs(h) {
+		return
+	}
+	n.becomeLeader()
+}
+
+// adoptHistoryAs adopts m like adoptHistory but without touching the promise.
+func (n *Node) adoptHistoryAs(m Message) bool {
+	// The candidate may itself follow a newer Current than the quorum's best
+	// history (when its own group was not in the quorum); the quorum's
+	// history is the one that holds everything committed, and becomeLeader
+	// raises Current to the new epoch within the same step.
+	p, l, cur := n.hs.Promised, n.hs.Leader, n.hs.Current
+	n.hs.Promised, n.hs.Current = 0, 0
+	ok := n.adoptHistory(m)
+	if !ok {
+		n.hs.Current = cur
+	}
+	n.hs.Promised, n.hs.Leader = p, l
+	return ok
+}
+
+// becomeLeader starts gl.2.1: the candidate's log is now the chosen initial
+// history; it follows its own epoch, appends a no-op of that epoch, and
+// synchronizes the coordinators, which answer its first append with a
+// catch-up request.
+func (n *Node) becomeLeader() {
+	c := n.glCand
+	n.glCand = nil
+	if n.hs.Promised > c.epoch {
+		return
+	}
+	n.hs.Promised, n.hs.Leader, n.hs.Current = c.epoch, n.id, c.epoch
+	gl := &leader{epoch: c.epoch, groups: make([]glGroup, len(n.voters.Groups)), since: n.tick}
+	for g := range gl.groups {
+		if a, ok := c.acks[g]; ok {
+			gl.groups[g] = glGroup{gc: a.From, ge: a.GroupEpoch, heard: n.tick}
+		} else if g < len(n.gcTable) {
+			gl.groups[g] = glGroup{gc: n.gcTable[g], heard: n.tick}
+		}
+	}
+	n.gl = gl
+	n.gcTable = n.gcIDs()
+	gl.pending = append([]Entry{{Type: EntryNoop}}, gl.pending...)
+	n.flushLeader()
+}
+
+// gcIDs returns the leader's coordinator per group.
+func (n *Node) gcIDs() []ID {
+	ids := make([]ID, len(n.gl.groups))
+	for g, x := range n.gl.groups {
+		ids[g] = x.gc
+	}
+	return ids
+}
+
+// wantsFlush reports whether the leader has something to send.
+func (gl *leader) wantsFlush(n *Node) bool {
+	return len(gl.pending) > 0 || n.hs.Commit > gl.sentCommit
+}
+
+// flushLeader is gl.3.1: order the pending proposals into zxids of this
+// epoch, append them, and send them, pipelined, to every coordinator.
+// Everything that arrived since the last Ready goes out as one batch.
+func (n *Node) flushLeader() {
+	gl := n.gl
+	for len(gl.pending) > 0 {
+		k := min(len(gl.pending), n.cfg.MaxBatch)
+		batch := gl.pending[:k]
+		gl.pending = gl.pending[k:]
+		prev := n.log.last()
+		ents := make([]Entry, len(batch))
+		for i, e := range batch {
+			gl.counter++
+			e.Zxid = MakeZxid(gl.epoch, gl.counter)
+			ents[i] = e
+		}
+		n.appendEntries(ents)
+		n.broadcastAppend(prev, ents)
+	}
+	if n.hs.Commit > gl.sentCommit {
+		n.broadcastAppend(n.log.last(), nil)
+	}
+}
+
+// broadcastAppend sends entries after prev, with the commit point, to every
+// coordinator (gl.3.1, with gl.3.2's COMMIT piggybacked).
+func (n *Node) broadcastAppend(prev Zxid, ents []Entry) {
+	gl := n.gl
+	gl.lastBeat = n.tick
+	gl.sentCommit = n.hs.Commit
+	gcs := n.gcIDs()
+	for g, x := range gl.groups {
+		if x.gc == None {
+			continue
+		}
+		n.send(Message{Type: MsgAppend, To: x.gc, Epoch: gl.epoch, Leader: n.id, Group: g, GroupEpoch: x.ge,
+			Prev: prev, Entries: ents, Commit: n.hs.Commit, GCs: gcs})
+	}
+}
+
+// handleGAck is gl.3.2: record a group's majority point and commit what
+// groups of quorum weight have reached.
+func (n *Node) handleGAck(m Message) {
+	gl := n.gl
+	if gl == nil || m.Group < 0 || m.Group >= len(gl.groups) {
+		return
+	}
+	if m.Reject {
+		if m.Epoch > n.maxEpoch {
+			n.maxEpoch = m.Epoch
+		}
+		if m.Epoch > gl.epoch {
+			// A newer epoch exists: this leader is fenced. Run again at
+			// once, above it, rather than leave the ensemble leaderless
+			// for an election timeout.
+			n.gl = nil
+			if n.gc != nil {
+				n.campaignGL()
+			}
+			return
+		}
+		if x := &gl.groups[m.Group]; m.Coord != None && m.GroupEpoch > x.ge {
+			*x = glGroup{gc: m.Coord, ge: m.GroupEpoch, heard: x.heard}
+		}
+		return
+	}
+	if m.Epoch != gl.epoch {
+		return
+	}
+	x := &gl.groups[m.Group]
+	if m.GroupEpoch < x.ge {
+		return // a replaced coordinator
+	}
+	if m.GroupEpoch > x.ge || x.gc != m.From {
+		*x = glGroup{gc: m.From, ge: m.GroupEpoch}
+	}
+	x.heard = n.tick
+	if m.Zxid > x.acked && m.Zxid <= n.log.last() {
+		x.acked = m.Zxid
+	}
+	c := Zxid(n.voters.CommittedIndex(func(g int) uint64 { return uint64(gl.groups[g].acked) }))
+	n.advanceCommit(c)
+}
+
+// handleGCHello registers a coordinator (possibly a new one after group
+// recovery) and synchronizes it.
+func (n *Node) handleGCHello(m Message) {
+	if c := n.glCand; c != nil && !c.fetching {
+		if _, ok := c.acks[m.Group]; !ok {
+			n.send(Message{Type: MsgNewGEpoch, To: m.From, Epoch: c.epoch, Leader: n.id, Group: m.Group})
+		}
+		return
+	}
+	gl := n.gl
+	if gl == nil || m.Group < 0 || m.Group >= len(gl.groups) || m.Epoch > gl.epoch {
+		return
+	}
+	x := &gl.groups[m.Group]
+	if m.GroupEpoch < x.ge {
+		return
+	}
+	if m.GroupEpoch > x.ge || x.gc != m.From {
+		*x = glGroup{gc: m.From, ge: m.GroupEpoch}
+	}
+	x.heard = n.tick
+	s, ok := n.syncFor(m)
+	if !ok {
+		return
+	}
+	s.Type, s.To, s.Group, s.GroupEpoch, s.GCs = MsgGSync, m.From, m.Group, x.ge, n.gcIDs()
+	n.send(s)
+}
+
+// tickLeader sends heartbeats and steps down when groups of quorum weight
+// have not been heard from for an election timeout, so that a partitioned
+// leader stops accepting proposals it cannot commit.
+func (n *Node) tickLeader() {
+	gl := n.gl
+	hb, el := int64(n.cfg.HeartbeatTicks), int64(n.cfg.ElectionTicks)
+	if n.tick-gl.lastBeat >= hb {
+		n.broadcastAppend(n.log.last(), nil)
+	}
+	if n.tick-gl.since > 2*el {
+		alive := groupsHeard(n.voters, func(g int) bool { return n.tick-gl.groups[g].heard <= 2*el })
+		if !alive {
+			n.gl = nil
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package gpaxos
+
+import "sort"
+
+// memLog is a node's log in memory: a snapshot base and the entries after
+// it, in strictly increasing zxid order.
+type memLog struct {
+	snap Snapshot
+	ents []Entry
+}
+
+// last returns the zxid of the last entry, or the snapshot index.
+func (l *memLog) last() Zxid {
+	if len(l.ents) == 0 {
+		return l.snap.Index
+	}
+	return l.ents[len(l.ents)-1].Zxid
+}
+
+// search returns the position of the first entry with zxid > z.
+func (l *memLog) search(z Zxid) int {
+	return sort.Search(len(l.ents), func(i int) bool { return l.ents[i].Zxid > z })
+}
+
+// contains reports whether z is the snapshot index or an entry's zxid.
+func (l *memLog) contains(z Zxid) bool {
+	if z == l.snap.Index {
+		return true
+	}
+	i := l.search(z)
+	return i > 0 && l.ents[i-1].Zxid == z
+}
+
+// after returns the entries with zxid > z, at most max of them (max <= 0:
+// all); ok is false when entries after z have been compacted away.
+func (l *memLog) after(z Zxid, max int) (ents []Entry, ok bool) {
+	if z < l.snap.Index {
+		return nil, false
+	}
+	ents = l.ents[l.search(z):]
+	if max > 0 && len(ents) > max {
+		ents = ents[:max]
+	}
+	return ents, true
+}
+
+// between returns the entries in (lo, hi].
+func (l *memLog) between(lo, hi Zxid) []Entry {
+	return l.ents[l.search(lo):l.search(hi)]
+}
+
+// truncateAfter drops every entry with zxid > z.
+func (l *memLog) truncateAfter(z Zxid) {
+	l.ents = l.ents[:l.search(z)]
+}
+
+// compact drops entries up to snap.Index and installs snap as the base.
+func (l *memLog) compact(snap Snapshot) {
+	l.ents = append([]Entry(nil), l.ents[l.search(snap.Index):]...)
+	l.snap = snap
+}
+
+// install replaces the whole log by snap.
+func (l *memLog) install(snap Snapshot) {
+	l.snap = snap
+	l.ents = nil
+}

@@ -1,0 +1,211 @@
+package gpaxos
+
+// This file holds what every server does as an acceptor and learner of its
+// group: accept the coordinator's appends in order, adopt synchronizations,
+// ask to catch up, and replace a coordinator that fell silent.
+
+// acceptResult says how an acceptor took an append.
+type acceptResult int
+
+const (
+	acceptOK      acceptResult = iota // in sync; entries appended
+	acceptStale                       // from an epoch older than the promise
+	acceptCatchup                     // behind: needs missing entries or a sync
+)
+
+// accept applies the acceptor rules of one append of epoch e: the log must
+// follow e's history (Current == Promised == e) and Prev must not be past the
+// last entry (no gaps). Entries already held are skipped; since the log is a
+// prefix of e's history, the rest extend it exactly.
+func (n *Node) accept(e Epoch, prev Zxid, ents []Entry, commit Zxid) acceptResult {
+	switch {
+	case e < n.hs.Promised:
+		return acceptStale
+	case e > n.hs.Promised || n.hs.Current != e || prev > n.log.last():
+		return acceptCatchup
+	}
+	n.appendEntries(ents)
+	n.advanceCommit(commit)
+	return acceptOK
+}
+
+// handleGroupAppend is ga.3.1 and ga.3.3: forward down the tree, accept,
+// acknowledge to the coordinator.
+func (n *Node) handleGroupAppend(m Message) {
+	if m.Group != n.group || m.Coord == None {
+		return
+	}
+	if m.GroupEpoch < n.hs.GroupEpoch {
+		n.rejectStaleCoordinator(m.Coord)
+		return
+	}
+	n.followCoordinator(m.GroupEpoch, m.Coord)
+	n.treeDown = m.Down
+	if len(m.GCs) > 0 {
+		n.gcTable = m.GCs
+	}
+	for _, c := range n.cfg.Topology.Children(n.members(), m.Coord, m.Down, n.id) {
+		f := m
+		f.To = c
+		n.send(f)
+	}
+	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
+	case acceptOK:
+		n.send(Message{Type: MsgGroupAck, To: m.Coord, Epoch: n.hs.Current, Group: n.group,
+			GroupEpoch: n.hs.GroupEpoch, Zxid: n.log.last()})
+	case acceptCatchup, acceptStale:
+		// Stale: this member promised a newer epoch than the leader's; the
+		// request carries that epoch to the coordinator (reportNewerEpoch).
+		n.requestCatchup(MsgCatchupReq, m.Coord)
+	}
+}
+
+// followCoordinator records that coord coordinates this server's group at ge
+// (ge >= the promised group epoch) and that it was just heard.
+func (n *Node) followCoordinator(ge uint64, coord ID) {
+	if ge > n.hs.GroupEpoch || n.hs.Coordinator == None {
+		n.hs.GroupEpoch, n.hs.Coordinator = ge, coord
+	}
+	if ge > n.maxGE {
+		n.maxGE = ge
+	}
+	n.heardGC = n.tick
+	if coord != n.id {
+		n.gcCand = nil
+	}
+}
+
+// requestCatchup asks to (the coordinator, or for a coordinator the leader)
+// for what this server misses, at most once per heartbeat interval.
+func (n *Node) requestCatchup(t MsgType, to ID) {
+	if to == None || n.tick-n.lastCatchup < int64(n.cfg.HeartbeatTicks) && n.lastCatchup != 0 {
+		return
+	}
+	n.lastCatchup = n.tick
+	ge := n.hs.GroupEpoch
+	if n.gc != nil {
+		ge = n.gc.ge
+	}
+	n.send(Message{Type: t, To: to, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: ge,
+		Current: n.hs.Current, Zxid: n.log.last(), Commit: n.hs.Commit})
+}
+
+// handleSync is ga.2.2 (NEWGC) and member catch-up: adopt the coordinator's
+// history of epoch m.Epoch.
+func (n *Node) handleSync(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	if m.GroupEpoch < n.hs.GroupEpoch {
+		n.rejectStaleCoordinator(m.Coord)
+		return
+	}
+	n.followCoordinator(m.GroupEpoch, m.Coord)
+	if n.adoptHistory(m) {
+		n.send(Message{Type: MsgGroupAck, To: m.Coord, Epoch: n.hs.Current, Group: n.group,
+			GroupEpoch: n.hs.GroupEpoch, Zxid: n.log.last()})
+	}
+}
+
+// adoptHistory makes the log follow m.Epoch's history as m describes it: the
+// log up to m.Prev (which the sender knows this server holds committed),
+// then m.Snapshot's and m.Entries. It refuses when that would be older than
+// the promise, or would not reach what this server knows committed.
+func (n *Node) adoptHistory(m Message) bool {
+	if m.Epoch < n.hs.Promised || m.Epoch < n.hs.Current {
+		return false
+	}
+	base := m.Prev
+	if m.Snapshot != nil {
+		base = m.Snapshot.Index
+	}
+	newLast := base
+	if len(m.Entries) > 0 {
+		newLast = m.Entries[len(m.Entries)-1].Zxid
+	}
+	if newLast < n.hs.Commit {
+		return false // the sender lags behind what is known committed here
+	}
+	if m.Epoch == n.hs.Current && m.Epoch != 0 {
+		// Same history: this log and the sender's are prefixes of it, so
+		// nothing here is ever cut off (it may hold acknowledged entries the
+		// sender lacks); only a missing suffix is appended.
+		if base > n.log.last() && (m.Snapshot == nil || m.Snapshot.Index <= n.applied) {
+			return false
+		}
+		if m.Snapshot != nil && m.Snapshot.Index > n.log.last() {
+			n.installSnapshot(*m.Snapshot)
+		}
+		n.appendEntries(m.Entries)
+		if m.Leader != None {
+			n.hs.Leader = m.Leader
+		}
+		n.advanceCommit(m.Commit)
+		return true
+	}
+	if m.Snapshot != nil && m.Snapshot.Index > n.applied {
+		n.installSnapshot(*m.Snapshot)
+	} else {
+		if base > n.log.last() || (base > n.log.snap.Index && !n.log.contains(base)) {
+			return false
+		}
+		n.truncateLog(max(base, n.log.snap.Index))
+	}
+	n.appendEntries(m.Entries)
+	// Only the one candidate that gathered a quorum of promises for an epoch
+	// ever sends its history, so a history of the promised epoch from
+	// another server than the one promised to comes from the real leader.
+	if m.Epoch > n.hs.Promised || m.Leader != None {
+		n.hs.Promised, n.hs.Leader = m.Epoch, m.Leader
+	}
+	n.hs.Current = m.Epoch
+	n.advanceCommit(m.Commit)
+	return true
+}
+
+// tickMember suspects a silent coordinator. The member next after the
+// coordinator in the group's cyclic order campaigns first, the one after it
+// later, and so on, so that usually exactly one candidate runs.
+func (n *Node) tickMember() {
+	if n.gcCand != nil {
+		if n.tick-n.gcCand.start > int64(n.cfg.ElectionTicks) {
+			n.gcCand = nil // lost or stalled; the timer below retries
+			n.heardGC = n.tick
+		}
+		return
+	}
+	members := n.members()
+	coord := n.hs.Coordinator
+	d := distance(members, coord, n.id)
+	var wait int64
+	switch {
+	case coord == None && d == 0:
+		wait = 1 // the designated first coordinator of a fresh group
+	case coord == n.id:
+		wait = int64(n.cfg.HeartbeatTicks) // restarted coordinator: reclaim quickly
+	default:
+		wait = int64(n.cfg.ElectionTicks) + int64(max(d-1, 0))*int64(n.cfg.ElectionTicks/2)
+	}
+	wait += int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
+	if n.tick-n.heardGC > wait {
+		n.campaignGC()
+	}
+}
+
+// distance returns how many steps after coord id comes in members' cyclic
+// order; coord None counts as the first member.
+func distance(members []ID, coord, id ID) int {
+	ci, ii := -1, -1
+	for i, m := range members {
+		if m == coord {
+			ci = i
+		}
+		if m == id {
+			ii = i
+		}
+	}
+	if ci < 0 {
+		ci = 0
+	}
+	return (ii - ci + len(members)) % len(members)
+}

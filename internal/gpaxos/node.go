@@ -1,0 +1,353 @@
+package gpaxos
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// ErrNoLeader is returned by Propose when the node knows no global leader to
+// forward to.
+var ErrNoLeader = errors.New("gpaxos: no known global leader")
+
+// Node is one server's Group Paxos state machine. It is not safe for
+// concurrent use: the host drives it from one goroutine (or one simulated
+// server) with Step, Tick, Propose, Ready and Advance.
+type Node struct {
+	cfg    Config
+	id     ID
+	voters quorum.Config
+	group  int
+
+	hs      HardState
+	log     memLog
+	applied Zxid
+	tick    int64
+
+	// Persistence bookkeeping: what the next Ready must make durable.
+	unstable    []Entry
+	truncate    bool
+	truncAfter  Zxid
+	snapPending *Snapshot
+	savedHS     HardState
+	msgs        []Message
+	readyOut    bool
+
+	// Member state.
+	heardGC     int64 // tick at which the coordinator was last heard
+	treeDown    []ID  // the coordinator's down list, for forwarding
+	gcTable     []ID  // the GL's coordinators, learned from appends
+	lastCatchup int64
+	maxGE       uint64 // highest group epoch seen, even when rejected
+	maxEpoch    Epoch  // highest global epoch seen, even when rejected
+	pendingCand *Message
+
+	gc     *coordinator
+	gl     *leader
+	gcCand *gcCandidate
+	glCand *glCandidate
+}
+
+// NewNode returns a node with an empty log.
+func NewNode(cfg Config) (*Node, error) {
+	return RestartNode(cfg, HardState{}, nil, nil)
+}
+
+// RestartNode returns a node restored from what its storage held: the hard
+// state, the newest snapshot (nil when none) and the entries after it. The
+// host must restore its application state from snap before applying the
+// CommittedEntries of the first Ready.
+func RestartNode(cfg Config, hs HardState, snap *Snapshot, ents []Entry) (*Node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, id: cfg.ID, voters: cfg.Voters, hs: hs, savedHS: hs}
+	if snap != nil {
+		n.log.snap = *snap
+		if len(snap.Voters.Groups) > 0 {
+			n.voters = snap.Voters
+		}
+		n.applied = snap.Index
+	}
+	for _, e := range ents {
+		if e.Zxid > n.log.last() {
+			n.log.ents = append(n.log.ents, e)
+		}
+	}
+	n.group = n.voters.GroupOf(n.id)
+	if n.group < 0 {
+		return nil, errors.New("gpaxos: ID does not vote in the restored configuration")
+	}
+	if n.hs.Commit > n.log.last() {
+		n.hs.Commit = n.log.last()
+	}
+	n.maxGE, n.maxEpoch = hs.GroupEpoch, hs.Promised
+	return n, nil
+}
+
+// ID returns the node's server id.
+func (n *Node) ID() ID { return n.id }
+
+// Tick advances the node's logical clock by one tick.
+func (n *Node) Tick() {
+	n.tick++
+	switch {
+	case n.gl != nil:
+		n.tickLeader()
+	case n.glCand != nil:
+		n.tickGLCandidate()
+	}
+	if n.gc != nil {
+		n.tickCoordinator()
+	} else {
+		n.tickMember()
+	}
+}
+
+// Propose asks for data to be ordered and committed. It returns ErrNoLeader
+// when the node knows no global leader to send it to; success means only
+// that the proposal left, not that it will commit.
+func (n *Node) Propose(data []byte) error {
+	if n.gl != nil {
+		n.gl.pending = append(n.gl.pending, Entry{Type: EntryNormal, Data: data})
+		return nil
+	}
+	if n.hs.Leader == None || n.hs.Leader == n.id {
+		return ErrNoLeader
+	}
+	n.send(Message{Type: MsgProp, To: n.hs.Leader, Entries: []Entry{{Type: EntryNormal, Data: data}}})
+	return nil
+}
+
+// Step feeds one received message to the node. Messages from unknown or
+// stale senders are ignored; Step never fails on bad input.
+func (n *Node) Step(m Message) {
+	if m.Epoch > n.maxEpoch {
+		n.maxEpoch = m.Epoch
+	}
+	switch m.Type {
+	case MsgProp:
+		if n.gl != nil {
+			n.gl.pending = append(n.gl.pending, m.Entries...)
+		}
+	case MsgAppend:
+		n.handleAppend(m)
+	case MsgGSync:
+		n.handleGSync(m)
+	case MsgGroupAppend:
+		n.handleGroupAppend(m)
+	case MsgSync:
+		n.handleSync(m)
+	case MsgGroupAck:
+		n.handleGroupAck(m)
+	case MsgGAck:
+		n.handleGAck(m)
+	case MsgCatchupReq:
+		n.handleCatchupReq(m)
+	case MsgGCHello:
+		n.handleGCHello(m)
+	case MsgGroupElect:
+		n.handleGroupElect(m)
+	case MsgGroupElectAck:
+		n.handleGroupElectAck(m)
+	case MsgNewGEpoch:
+		n.handleNewGEpoch(m)
+	case MsgPromiseReq:
+		n.handlePromiseReq(m)
+	case MsgPromise:
+		n.handlePromise(m)
+	case MsgGEpochAck:
+		n.handleGEpochAck(m)
+	case MsgFetch:
+		n.handleFetch(m)
+	case MsgFetchResp:
+		n.handleFetchResp(m)
+	}
+	n.maybeStepDown()
+}
+
+// maybeStepDown drops roles that the hard state no longer supports: a leader
+// whose acceptor promised a newer epoch, a coordinator whose group promised a
+// newer group epoch.
+func (n *Node) maybeStepDown() {
+	if n.gl != nil && (n.hs.Promised != n.gl.epoch || n.hs.Current != n.gl.epoch) {
+		n.gl = nil
+	}
+	if n.glCand != nil && n.hs.Promised > n.glCand.epoch {
+		n.glCand = nil
+	}
+	if n.gc != nil && (n.hs.GroupEpoch != n.gc.ge || n.hs.Coordinator != n.id) {
+		n.gc = nil
+	}
+	if n.gcCand != nil && n.hs.GroupEpoch > n.gcCand.ge {
+		n.gcCand = nil
+	}
+}
+
+// send queues m for the next Ready. Messages to the node itself go out like
+// any other, so that they too leave only after the state they reflect is
+// durable.
+func (n *Node) send(m Message) {
+	m.From = n.id
+	n.msgs = append(n.msgs, m)
+}
+
+// members returns the voters of the node's group in configuration order.
+func (n *Node) members() []ID { return n.voters.Groups[n.group] }
+
+// appendEntries appends ents, which must follow the log's last zxid.
+func (n *Node) appendEntries(ents []Entry) {
+	for _, e := range ents {
+		if e.Zxid <= n.log.last() {
+			continue
+		}
+		n.log.ents = append(n.log.ents, e)
+		n.unstable = append(n.unstable, e)
+	}
+}
+
+// truncateLog drops entries after z, in memory and (through Ready) on disk.
+func (n *Node) truncateLog(z Zxid) {
+	if z >= n.log.last() {
+		return
+	}
+	n.log.truncateAfter(z)
+	i := 0
+	for i < len(n.unstable) && n.unstable[i].Zxid <= z {
+		i++
+	}
+	n.unstable = n.unstable[:i]
+	if n.snapPending == nil && (!n.truncate || z < n.truncAfter) {
+		n.truncate, n.truncAfter = true, z
+	}
+}
+
+// installSnapshot replaces the log by snap.
+func (n *Node) installSnapshot(snap Snapshot) {
+	n.log.install(snap)
+	n.unstable = nil
+	n.truncate = false
+	s := snap
+	n.snapPending = &s
+	if len(snap.Voters.Groups) > 0 {
+		n.voters = snap.Voters
+	}
+	if n.hs.Commit < snap.Index {
+		n.hs.Commit = snap.Index
+	}
+	n.applied = snap.Index
+}
+
+// advanceCommit raises the commit point to min(c, last): the log is a prefix
+// of the history c was committed in, so everything up to there is committed.
+func (n *Node) advanceCommit(c Zxid) {
+	c = min(c, n.log.last())
+	if c > n.hs.Commit {
+		n.hs.Commit = c
+	}
+}
+
+// Ready is everything the host must do after feeding the node: persist, then
+// send, then apply.
+type Ready struct {
+	// HardState, when non-nil, must be written to stable storage.
+	HardState *HardState
+	// Snapshot, when non-nil, must be saved and every stored entry
+	// discarded; the application must restore its state from it before
+	// applying CommittedEntries.
+	Snapshot *Snapshot
+	// TruncateAfter, when non-nil, discards every stored entry with a
+	// larger zxid (before Entries are appended).
+	TruncateAfter *Zxid
+	// Entries must be appended to stable storage.
+	Entries []Entry
+	// Messages must be sent only after HardState, Snapshot, TruncateAfter
+	// and Entries are durable (fsynced): acknowledgments and promises in
+	// them speak for that state. Messages may be addressed to the node
+	// itself; deliver those through Step like any other.
+	Messages []Message
+	// CommittedEntries are committed and must be applied in order.
+	CommittedEntries []Entry
+}
+
+// HasReady reports whether Ready would return anything.
+func (n *Node) HasReady() bool {
+	if n.readyOut {
+		return false
+	}
+	return n.hs != n.savedHS || n.snapPending != nil || n.truncate || len(n.unstable) > 0 ||
+		len(n.msgs) > 0 || n.hasCommitted() || (n.gl != nil && n.gl.wantsFlush(n))
+}
+
+func (n *Node) hasCommitted() bool {
+	return min(n.hs.Commit, n.log.last()) > n.applied
+}
+
+// Ready returns what the host must do next. The host must call Advance after
+// doing it and before calling Ready again.
+func (n *Node) Ready() Ready {
+	if n.gl != nil {
+		n.flushLeader()
+	}
+	var rd Ready
+	if n.hs != n.savedHS {
+		hs := n.hs
+		rd.HardState = &hs
+	}
+	rd.Snapshot = n.snapPending
+	if n.truncate {
+		z := n.truncAfter
+		rd.TruncateAfter = &z
+	}
+	rd.Entries = n.unstable
+	rd.Messages = n.msgs
+	if c := min(n.hs.Commit, n.log.last()); c > n.applied {
+		from := n.applied
+		if n.log.snap.Index > from {
+			from = n.log.snap.Index
+		}
+		rd.CommittedEntries = slices.Clone(n.log.between(from, c))
+		n.applied = c
+	}
+	n.savedHS = n.hs
+	n.snapPending, n.truncate, n.unstable, n.msgs = nil, false, nil, nil
+	n.readyOut = true
+	return rd
+}
+
+// Advance tells the node that the last Ready has been persisted, sent and
+// applied.
+func (n *Node) Advance() { n.readyOut = false }
+
+// Compact discards the log up to index, which the application has applied
+// and captured in data. The host persists the snapshot itself (it made it);
+// the node keeps it to catch up servers that lag behind it.
+func (n *Node) Compact(index Zxid, data []byte) error {
+	if index > n.applied || index <= n.log.snap.Index {
+		return errors.New("gpaxos: compaction index out of range")
+	}
+	n.log.compact(Snapshot{Index: index, Voters: n.voters, Data: data})
+	return nil
+}
+
+// Status is a read-only view of a node, for checkers and operators.
+type Status struct {
+	ID          ID
+	Group       int
+	HardState   HardState
+	Last        Zxid
+	SnapIndex   Zxid
+	Applied     Zxid
+	Leader      bool // leads epoch HardState.Promised
+	Coordinator bool // coordinates its group at HardState.GroupEpoch
+}
+
+// Status returns the node's current status.
+func (n *Node) Status() Status {
+	return Status{ID: n.id, Group: n.group, HardState: n.hs, Last: n.log.last(), SnapIndex: n.log.snap.Index,
+		Applied: n.applied, Leader: n.gl != nil, Coordinator: n.gc != nil}
+}
+
+// Entries returns the log entries in (lo, hi], for checkers.
+func (n *Node) Entries(lo, hi Zxid) []Entry { return n.log.between(lo, hi) }

@@ -1,0 +1,215 @@
+package gpaxos
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+func TestBroadcastCommitsEverywhere(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   func() *net
+		nodes int
+	}{
+		{"classic-3", func() *net { return newNet(t, grid(1, 3), StarTopology{}) }, 3},
+		{"classic-7", func() *net { return newNet(t, grid(1, 7), StarTopology{}) }, 7},
+		{"forest-9-3-3", func() *net { return newNet(t, grid(3, 3), TreeTopology{Fanout: 3}) }, 9},
+		{"forest-20-4-2", func() *net { return newNet(t, grid(4, 5), TreeTopology{Fanout: 2}) }, 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nw := tt.cfg()
+			nw.tick(40)
+			gl := nw.leader()
+			if gl == nil {
+				t.Fatal("no leader elected")
+			}
+			var want []string
+			for i := 0; i < 50; i++ {
+				p := fmt.Sprintf("p%d", i)
+				want = append(want, p)
+				if err := gl.Propose([]byte(p)); err != nil {
+					t.Fatal(err)
+				}
+				if i%7 == 0 {
+					nw.settle() // several batches in flight: pipelining
+				}
+			}
+			nw.tick(5)
+			for _, id := range nw.order {
+				if got := nw.payloads(id); !slices.Equal(got, want) {
+					t.Fatalf("server %d applied %v, want %v", id, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestLeaderFailover: after the GL crashes, another coordinator is elected
+// with a newer epoch, everything committed survives, and new writes commit.
+func TestLeaderFailover(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		nw   func() *net
+	}{
+		{"classic", func() *net { return newNet(t, grid(1, 5), StarTopology{}) }},
+		{"forest", func() *net { return newNet(t, grid(3, 3), TreeTopology{Fanout: 2}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nw := tc.nw()
+			nw.tick(40)
+			old := nw.leader()
+			old.Propose([]byte("before"))
+			nw.tick(3)
+			nw.down[old.ID()] = true
+			nw.tick(60)
+			gl := nw.leader()
+			if gl == nil || gl == old {
+				t.Fatal("no new leader")
+			}
+			if gl.Status().HardState.Promised <= old.Status().HardState.Promised {
+				t.Fatal("new leader did not take a newer epoch")
+			}
+			gl.Propose([]byte("after"))
+			nw.tick(5)
+			for _, id := range nw.order {
+				if nw.down[id] {
+					continue
+				}
+				if got := nw.payloads(id); !slices.Equal(got, []string{"before", "after"}) {
+					t.Fatalf("server %d applied %v", id, got)
+				}
+			}
+		})
+	}
+}
+
+// TestCoordinatorFailover: a crashed GC (not the leader) is replaced by the
+// next member of its group under a newer group epoch; the group keeps
+// learning.
+func TestCoordinatorFailover(t *testing.T) {
+	nw := newNet(t, grid(3, 3), TreeTopology{Fanout: 2})
+	nw.tick(40)
+	gl := nw.leader()
+	var victim *Node
+	for _, id := range nw.order {
+		n := nw.nodes[id]
+		if n.Status().Coordinator && n != gl {
+			victim = n
+			break
+		}
+	}
+	if victim == nil {
+		t.Fatal("no coordinator besides the leader")
+	}
+	ge := victim.Status().HardState.GroupEpoch
+	nw.down[victim.ID()] = true
+	nw.tick(40)
+	var repl *Node
+	for _, id := range nw.voters().Groups[victim.Status().Group] {
+		if n := nw.nodes[id]; !nw.down[id] && n.Status().Coordinator {
+			repl = n
+		}
+	}
+	if repl == nil || repl.Status().HardState.GroupEpoch <= ge {
+		t.Fatal("group did not elect a new coordinator with a newer group epoch")
+	}
+	gl.Propose([]byte("x"))
+	nw.tick(5)
+	for _, id := range nw.voters().Groups[victim.Status().Group] {
+		if !nw.down[id] && !slices.Equal(nw.payloads(id), []string{"x"}) {
+			t.Fatalf("server %d of the recovered group applied %v", id, nw.payloads(id))
+		}
+	}
+}
+
+// TestStaleLeaderFenced: an Append of an older epoch changes nothing at an
+// acceptor that promised a newer one, and the sender learns it is stale.
+func TestStaleLeaderFenced(t *testing.T) {
+	nw := newNet(t, grid(1, 3), StarTopology{})
+	nw.tick(40)
+	gl := nw.leader()
+	var f *Node
+	for _, id := range nw.order {
+		if nw.nodes[id] != gl {
+			f = nw.nodes[id]
+			break
+		}
+	}
+	e := f.Status().HardState.Promised
+	last := f.Status().Last
+	f.Step(Message{Type: MsgGroupAppend, From: 99, Epoch: e - 1, Coord: gl.ID(), Group: 0,
+		GroupEpoch: f.Status().HardState.GroupEpoch, Prev: last, Entries: []Entry{{Zxid: MakeZxid(e-1, 99)}}})
+	if f.Status().Last != last {
+		t.Fatal("acceptor took an entry of an older epoch")
+	}
+}
+
+// voters returns the ensemble's voting configuration.
+func (nw *net) voters() quorum.Config { return nw.nodes[nw.order[0]].voters }
+
+func TestTopology(t *testing.T) {
+	members := []ID{1, 2, 3, 4, 5, 6, 7}
+	tr := TreeTopology{Fanout: 2}
+	if got := tr.Children(members, 1, nil, 1); !slices.Equal(got, []ID{2, 3}) {
+		t.Fatalf("root children %v", got)
+	}
+	if got := tr.Children(members, 1, nil, 2); !slices.Equal(got, []ID{4, 5}) {
+		t.Fatalf("children of 2: %v", got)
+	}
+	// Rooted at 3 with 4 down: 4 becomes a leaf at the end, never interior.
+	if got := tr.Children(members, 3, []ID{4}, 3); !slices.Equal(got, []ID{5, 6}) {
+		t.Fatalf("rotated root children %v", got)
+	}
+	if got := tr.Children(members, 3, []ID{4}, 4); len(got) != 0 {
+		t.Fatalf("a down member forwards to %v", got)
+	}
+	seen := map[ID]int{}
+	var walk func(id ID)
+	walk = func(id ID) {
+		seen[id]++
+		for _, c := range tr.Children(members, 3, []ID{4}, id) {
+			walk(c)
+		}
+	}
+	walk(3)
+	for _, id := range members {
+		if seen[id] != 1 {
+			t.Fatalf("member %d reached %d times", id, seen[id])
+		}
+	}
+	if got := (StarTopology{}).Children(members, 1, nil, 1); len(got) != 6 {
+		t.Fatalf("star: %v", got)
+	}
+}
+
+func TestZxid(t *testing.T) {
+	z := MakeZxid(7, 42)
+	if z.Epoch() != 7 || z.Counter() != 42 || MakeZxid(8, 1) <= MakeZxid(7, 1<<31) {
+		t.Fatal("zxid layout")
+	}
+}
+
+func TestLog(t *testing.T) {
+	var l memLog
+	for i := uint32(1); i <= 5; i++ {
+		l.ents = append(l.ents, Entry{Zxid: MakeZxid(1, i)})
+	}
+	if !l.contains(MakeZxid(1, 3)) || l.contains(MakeZxid(2, 1)) {
+		t.Fatal("contains")
+	}
+	if e, ok := l.after(MakeZxid(1, 3), 0); !ok || len(e) != 2 {
+		t.Fatal("after")
+	}
+	l.compact(Snapshot{Index: MakeZxid(1, 2)})
+	if _, ok := l.after(MakeZxid(1, 1), 0); ok {
+		t.Fatal("after must fail below the snapshot")
+	}
+	l.truncateAfter(MakeZxid(1, 4))
+	if l.last() != MakeZxid(1, 4) {
+		t.Fatal("truncate")
+	}
+}

@@ -1,0 +1,56 @@
+package snap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/storage/wal"
+)
+
+// MinRetain is the fewest snapshots Purge keeps, ZooKeeper's autopurge
+// minimum: with fewer, one damaged snapshot could leave nothing to recover
+// from.
+const MinRetain = 3
+
+// Purge keeps the newest retain snapshots in snapDir and the transaction
+// log segments in logDir needed to replay from the oldest of them, and
+// deletes the older ones, snapshots first (oldest first), then log
+// segments. While fewer than retain snapshots exist it deletes nothing.
+// Snapshots are counted by name, not verified; LoadNewest falls back past
+// damaged ones. The log part goes through wal.PurgeDir, so it is safe while
+// the server's log is open. retain below MinRetain is an error.
+func Purge(snapDir, logDir string, retain int, opts ...Option) error {
+	cfg := configure(opts)
+	if retain < MinRetain {
+		return fmt.Errorf("snap: retain count %d is below the minimum of %d", retain, MinRetain)
+	}
+	snaps, err := list(snapDir)
+	if err != nil {
+		return err
+	}
+	if len(snaps) < retain {
+		return nil
+	}
+	oldestKept := snaps[len(snaps)-retain]
+	var errs []error
+	removed := 0
+	for _, s := range snaps[:len(snaps)-retain] {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+		cfg.logger.Info("snap: purged snapshot", "file", s.path)
+	}
+	if removed > 0 {
+		if err := fsutil.SyncDir(snapDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := wal.PurgeDir(logDir, oldestKept.zxid, cfg.logger); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,118 @@
+package wal
+
+import (
+	"fmt"
+
+	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+)
+
+// Append adds a record to the log. It only buffers: the record is durable
+// once a Sync that starts after Append returns has returned nil. zxid must
+// be positive and greater than every zxid already in the log. A payload
+// may be empty; it must not exceed MaxPayloadBytes. The log does not
+// retain payload.
+//
+// When the active segment would grow past Options.SegmentBytes, Append
+// first syncs it and starts a new one, so an Append can occasionally take
+// as long as an fsync.
+func (l *Log) Append(zxid int64, payload []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := int64(recordHeaderSize + len(payload))
+	for {
+		if err := l.usable(); err != nil {
+			return err
+		}
+		if zxid <= 0 || zxid <= l.lastZxid {
+			return fmt.Errorf("%w: append %#x after %#x", ErrZxidOrder, zxid, l.lastZxid)
+		}
+		if len(payload) > MaxPayloadBytes {
+			return fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, len(payload), MaxPayloadBytes)
+		}
+		if l.active != nil && (l.size == segmentHeaderSize || l.size+n <= l.opts.SegmentBytes) {
+			break
+		}
+		if !l.syncing {
+			if err := l.rotate(); err != nil {
+				return err
+			}
+			break
+		}
+		// Rotation replaces the file an fsync is running on; wait for it,
+		// then check again, since others may have appended meanwhile.
+		l.syncDone.Wait()
+	}
+	var hdr [recordHeaderSize]byte
+	putRecordHeader(hdr[:], zxid, payload)
+	if _, err := l.w.Write(hdr[:]); err != nil {
+		return l.fail(err)
+	}
+	if _, err := l.w.Write(payload); err != nil {
+		return l.fail(err)
+	}
+	l.size += n
+	l.dirty = true
+	l.lastZxid = zxid
+	return nil
+}
+
+// rotate seals the active segment and starts a new one after the last
+// record. The old segment is synced before the new one exists: Open
+// treats a bad record in any segment but the newest as corruption, so a
+// segment may be followed by another only once all of it is durable.
+// Callers hold mu and made sure no fsync runs.
+func (l *Log) rotate() error {
+	if l.active != nil {
+		if err := l.flushAndSync(); err != nil {
+			return err
+		}
+		if err := l.active.Close(); err != nil {
+			return l.fail(err)
+		}
+		l.active = nil
+	}
+	f, path, err := createSegment(l.dir, segmentHeader{prev: l.lastZxid}, l.opts.NoSync)
+	if err != nil {
+		return l.fail(err)
+	}
+	l.setActive(f, path, segmentHeaderSize)
+	return nil
+}
+
+// Sync makes every record appended before the call durable. It flushes the
+// buffer under the lock but runs the fsync without it, so other goroutines
+// may Append meanwhile (those records are covered by the next Sync).
+// Concurrent Syncs run their fsyncs one at a time. If nothing was appended
+// since the last fsync, Sync returns at once.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.waitSync()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if l.active == nil {
+		return nil
+	}
+	if err := l.w.Flush(); err != nil {
+		return l.fail(err)
+	}
+	if !l.dirty {
+		return nil
+	}
+	l.dirty = false
+	if l.opts.NoSync {
+		return nil
+	}
+	f := l.active
+	l.syncing = true
+	l.mu.Unlock()
+	err := fsutil.SyncData(f)
+	l.mu.Lock()
+	l.syncing = false
+	l.syncDone.Broadcast()
+	if err != nil {
+		return l.fail(err)
+	}
+	return nil
+}

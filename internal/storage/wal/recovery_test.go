@@ -1,0 +1,366 @@
+package wal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// pristine builds a log of k records in dir and returns them and the path
+// and offset of the last record. With rotateLast, the last record starts a
+// new segment of its own.
+func pristine(t *testing.T, k int, rotateLast bool) (dir string, recs []rec, lastFile string, lastOff int64) {
+	t.Helper()
+	dir = t.TempDir()
+	l, _ := openT(t, dir, Options{SegmentBytes: 4096})
+	recs = makeRecs(1, k)
+	if rotateLast {
+		// Fill the first segment so that the last record cannot fit.
+		recs[k-2].payload = payloadFor(recs[k-2].zxid, 3900)
+	}
+	appendAll(t, l, recs)
+	closeT(t, l)
+	paths := segmentPaths(t, dir)
+	lastFile = paths[len(paths)-1]
+	offs := recordOffsets(t, lastFile)
+	if rotateLast && (len(paths) < 2 || len(offs) != 1) {
+		t.Fatalf("want the last record alone in the newest segment, got %v", paths)
+	}
+	return dir, recs, lastFile, offs[len(offs)-1]
+}
+
+// reopenAfterDamage opens a copy of dir after damage was applied to the
+// copy of file, and checks that exactly want survives with a torn-tail
+// warning at the offset the damage starts.
+func reopenAfterDamage(t *testing.T, dir, file string, damage func([]byte) []byte, want []rec, cutAt int64) {
+	t.Helper()
+	cp := copyDir(t, dir)
+	cpFile := filepath.Join(cp, filepath.Base(file))
+	rewrite(t, cpFile, damage)
+	// Recovery logic, not fsync, is under test here; NoSync keeps the
+	// hundreds of reopens fast.
+	l, logs := openT(t, cp, Options{SegmentBytes: 4096, NoSync: true})
+	defer closeT(t, l)
+	wantTornWarning(t, logs, cpFile, cutAt)
+	if got := l.LastZxid(); got != want[len(want)-1].zxid {
+		t.Fatalf("LastZxid = %#x, want %#x", got, want[len(want)-1].zxid)
+	}
+	checkRecs(t, replayAll(t, l, 0), want)
+	// The repaired log accepts the lost zxid again, and survives reopening.
+	again := rec{want[len(want)-1].zxid + 1, []byte("rewritten")}
+	appendAll(t, l, []rec{again})
+	checkRecs(t, replayAll(t, l, 0), append(append([]rec{}, want...), again))
+}
+
+func TestTornTailEveryCut(t *testing.T) {
+	for _, rotateLast := range []bool{false, true} {
+		name := map[bool]string{false: "same segment", true: "own segment"}[rotateLast]
+		t.Run(name, func(t *testing.T) {
+			const k = 6
+			dir, recs, file, off := pristine(t, k, rotateLast)
+			st, err := os.Stat(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Cut inside the header and inside the payload of the last record.
+			for cut := off + 1; cut < st.Size(); cut++ {
+				reopenAfterDamage(t, dir, file, func(b []byte) []byte { return b[:cut] }, recs[:k-1], off)
+			}
+		})
+	}
+}
+
+func TestTornTailEveryFlip(t *testing.T) {
+	const k = 6
+	dir, recs, file, off := pristine(t, k, false)
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for at := off; at < st.Size(); at++ {
+		for _, mask := range []byte{0x01, 0xff} {
+			reopenAfterDamage(t, dir, file, func(b []byte) []byte { b[at] ^= mask; return b }, recs[:k-1], off)
+		}
+	}
+}
+
+func TestZeroFilledTail(t *testing.T) {
+	const k = 6
+	dir, recs, file, off := pristine(t, k, false)
+	t.Run("zeros after the last record", func(t *testing.T) {
+		st, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zeros := func(b []byte) []byte { return append(b, make([]byte, 8192)...) }
+		reopenAfterDamage(t, dir, file, zeros, recs, st.Size())
+	})
+	t.Run("last record zeroed", func(t *testing.T) {
+		// The file size reached the disk but the last record's data did not.
+		zeroed := func(b []byte) []byte {
+			clear(b[off:])
+			return append(b, make([]byte, 100)...)
+		}
+		reopenAfterDamage(t, dir, file, zeroed, recs[:k-1], off)
+	})
+	t.Run("partially zeroed", func(t *testing.T) {
+		zeroed := func(b []byte) []byte { clear(b[off+recordHeaderSize+2:]); return b }
+		reopenAfterDamage(t, dir, file, zeroed, recs[:k-1], off)
+	})
+}
+
+func TestGarbageTail(t *testing.T) {
+	const k = 6
+	dir, recs, file, _ := pristine(t, k, false)
+	st, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bytes that are no record at all after the last one.
+	garbage := func(b []byte) []byte { return append(b, payloadFor(999, 5000)...) }
+	reopenAfterDamage(t, dir, file, garbage, recs, st.Size())
+}
+
+func TestCorruptionBeforeValidData(t *testing.T) {
+	const k = 6
+	dir, _, file, _ := pristine(t, k, false)
+	offs := recordOffsets(t, file)
+	// Every byte of every record but the last: a valid record follows, so
+	// the bad one may have been acknowledged.
+	for i, start := range offs[:len(offs)-1] {
+		end := offs[i+1]
+		for at := start; at < end; at++ {
+			cp := copyDir(t, dir)
+			cpFile := filepath.Join(cp, filepath.Base(file))
+			rewrite(t, cpFile, func(b []byte) []byte { b[at] ^= 0x40; return b })
+			_, err := Open(cp, Options{})
+			wantCorrupt(t, err, cpFile, start, "follows")
+		}
+	}
+}
+
+func TestCorruptionInOlderSegment(t *testing.T) {
+	dir, _, file, _ := pristine(t, 6, true)
+	paths := segmentPaths(t, dir)
+	older := paths[len(paths)-2]
+	if older == file {
+		t.Fatal("want two segments")
+	}
+	offs := recordOffsets(t, older)
+	last := offs[len(offs)-1]
+	tests := []struct {
+		name   string
+		damage func([]byte) []byte
+		off    int64
+		reason string
+	}{
+		{"flip in last record", func(b []byte) []byte { b[last+recordHeaderSize] ^= 1; return b }, last, "not the newest"},
+		{"cut inside last record", func(b []byte) []byte { return b[:last+3] }, last, "not the newest"},
+		{"zero tail", func(b []byte) []byte { return append(b, 0, 0, 0, 0) }, int64(len(mustRead(t, older))), "not the newest"},
+		{"header flip", func(b []byte) []byte { b[9] ^= 1; return b }, 0, "header checksum"},
+		{"bad magic", func(b []byte) []byte { b[0] = 'X'; return b }, 0, "magic"},
+		{"short header", func(b []byte) []byte { return b[:10] }, 0, "shorter than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cp := copyDir(t, dir)
+			cpFile := filepath.Join(cp, filepath.Base(older))
+			rewrite(t, cpFile, tt.damage)
+			_, err := Open(cp, Options{})
+			wantCorrupt(t, err, cpFile, tt.off, tt.reason)
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// forge writes a segment file following zxid prev with the given raw
+// records.
+func forge(t *testing.T, dir string, prev int64, recs ...[]byte) string {
+	t.Helper()
+	h := segmentHeader{prev: prev}
+	b := h.encode()
+	for _, r := range recs {
+		b = append(b, r...)
+	}
+	path := filepath.Join(dir, segmentName(h.base()))
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestStructuralCorruption(t *testing.T) {
+	p := []byte("payload")
+	rl := int64(recordHeaderSize + len(p))
+	tests := []struct {
+		name string
+		// build forges the directory and returns the file and offset the
+		// error must name.
+		build  func(t *testing.T, dir string) (string, int64)
+		reason string
+	}{
+		{"zxid goes backwards", func(t *testing.T, dir string) (string, int64) {
+			return forge(t, dir, 9, encodeRecord(10, p), encodeRecord(12, p), encodeRecord(11, p)), segmentHeaderSize + 2*rl
+		}, "does not follow"},
+		{"zxid repeats", func(t *testing.T, dir string) (string, int64) {
+			return forge(t, dir, 9, encodeRecord(10, p), encodeRecord(10, p)), segmentHeaderSize + rl
+		}, "does not follow"},
+		{"first record not after the header's prev", func(t *testing.T, dir string) (string, int64) {
+			return forge(t, dir, 10, encodeRecord(10, p)), segmentHeaderSize
+		}, "does not follow"},
+		{"name disagrees with header", func(t *testing.T, dir string) (string, int64) {
+			f := forge(t, dir, 9, encodeRecord(10, p))
+			renamed := filepath.Join(dir, segmentName(9))
+			if err := os.Rename(f, renamed); err != nil {
+				t.Fatal(err)
+			}
+			return renamed, 0
+		}, "file name says"},
+		{"missing middle segment", func(t *testing.T, dir string) (string, int64) {
+			forge(t, dir, 0, encodeRecord(1, p), encodeRecord(2, p))
+			// The segment holding 3 and 4 is missing: the next follows 4.
+			return forge(t, dir, 4, encodeRecord(5, p)), 0
+		}, "previous segment"},
+		{"overlapping segments", func(t *testing.T, dir string) (string, int64) {
+			forge(t, dir, 0, encodeRecord(1, p), encodeRecord(2, p), encodeRecord(3, p))
+			return forge(t, dir, 2, encodeRecord(3, p)), 0
+		}, "previous segment"},
+		{"empty segment before another", func(t *testing.T, dir string) (string, int64) {
+			forge(t, dir, 0)
+			return forge(t, dir, 5, encodeRecord(6, p)), 0
+		}, "previous segment"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file, off := tt.build(t, dir)
+			_, err := Open(dir, Options{})
+			wantCorrupt(t, err, file, off, tt.reason)
+		})
+	}
+}
+
+func TestCrashLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	forge(t, dir, 0, encodeRecord(1, []byte("a")), encodeRecord(2, []byte("b")))
+	// A crash after creating the next segment, before its first record: the
+	// empty segment stays and takes the next record.
+	empty := forge(t, dir, 2)
+	// And one during the creation of another: the temporary file goes.
+	tmp := filepath.Join(dir, segmentName(7<<32)+tempSuffix)
+	if err := os.WriteFile(tmp, []byte("GWAL"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, logs := openT(t, dir, Options{})
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s survived Open", tmp)
+	}
+	if w := logs.warnings(); len(w) != 1 || w[0].attrs["file"] != tmp {
+		t.Errorf("want one warning about %s, got %v", tmp, w)
+	}
+	if l.LastZxid() != 2 {
+		t.Fatalf("LastZxid = %#x, want 2", l.LastZxid())
+	}
+	// The next zxid may jump an epoch.
+	want := []rec{{1, []byte("a")}, {2, []byte("b")}, {1<<32 | 1, []byte("c")}}
+	appendAll(t, l, want[2:])
+	closeT(t, l)
+	if got := segmentPaths(t, dir); len(got) != 2 || got[1] != empty {
+		t.Fatalf("segments %v, want the record appended to %s", got, empty)
+	}
+	l, _ = openT(t, dir, Options{})
+	defer closeT(t, l)
+	checkRecs(t, replayAll(t, l, 0), want)
+}
+
+// TestTornTailScanIsLinear makes sure the search for valid records after a
+// damaged one stays fast over a large garbage tail (it is linear: one
+// 12-byte checksum per offset).
+func TestTornTailScanIsLinear(t *testing.T) {
+	dir, recs, file, off := pristine(t, 3, false)
+	garbage := payloadFor(7, 8<<20)
+	reopenAfterDamage(t, dir, file, func(b []byte) []byte {
+		b[off+4] ^= 1 // the last record's length is bad: scan byte by byte
+		return append(b, garbage...)
+	}, recs[:2], off)
+}
+
+// TestUnwrittenSector covers a power failure during an fsync where the disk
+// persisted later sectors of the batch but not an earlier one: the record
+// holding the never-written (zero) sector and everything after it were
+// never acknowledged, so they are a torn tail even though valid records
+// follow. A zero run that is not a whole aligned sector is not that, and is
+// corruption.
+func TestUnwrittenSector(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := openT(t, dir, Options{})
+	recs := make([]rec, 12)
+	for i := range recs {
+		z := int64(i + 1)
+		recs[i] = rec{z, payloadFor(z, 700+i*37)}
+	}
+	appendAll(t, l, recs)
+	closeT(t, l)
+	file := segmentPaths(t, dir)[0]
+	offs := recordOffsets(t, file)
+	const victim = 5
+	start, end := offs[victim], offs[victim+1]
+	aligned := (start + sectorBytes - 1) / sectorBytes * sectorBytes
+
+	t.Run("whole sector inside a record", func(t *testing.T) {
+		if aligned+sectorBytes > end {
+			t.Fatalf("record %d [%d,%d) holds no whole sector", victim, start, end)
+		}
+		reopenAfterDamage(t, dir, file, func(b []byte) []byte {
+			clear(b[aligned : aligned+sectorBytes])
+			return b
+		}, recs[:victim], start)
+	})
+	t.Run("sector holding a record header", func(t *testing.T) {
+		// Record 2 starts 10 bytes before a sector boundary, so losing that
+		// sector damages its header, and its length is unknown.
+		dir := t.TempDir()
+		l, _ := openT(t, dir, Options{})
+		recs := []rec{{1, payloadFor(1, 2*sectorBytes-segmentHeaderSize-recordHeaderSize-10)}, {2, payloadFor(2, 700)}, {3, payloadFor(3, 300)}}
+		appendAll(t, l, recs)
+		closeT(t, l)
+		file := segmentPaths(t, dir)[0]
+		offs := recordOffsets(t, file)
+		if offs[1] != 2*sectorBytes-10 {
+			t.Fatalf("record 2 at %d", offs[1])
+		}
+		reopenAfterDamage(t, dir, file, func(b []byte) []byte {
+			clear(b[2*sectorBytes : 3*sectorBytes])
+			return b
+		}, recs[:1], offs[1])
+	})
+	t.Run("zero run shorter than a sector", func(t *testing.T) {
+		cp := copyDir(t, dir)
+		cpFile := filepath.Join(cp, filepath.Base(file))
+		rewrite(t, cpFile, func(b []byte) []byte {
+			clear(b[aligned : aligned+sectorBytes-1])
+			return b
+		})
+		_, err := Open(cp, Options{})
+		wantCorrupt(t, err, cpFile, start, "follows")
+	})
+	t.Run("unaligned zero run", func(t *testing.T) {
+		cp := copyDir(t, dir)
+		cpFile := filepath.Join(cp, filepath.Base(file))
+		rewrite(t, cpFile, func(b []byte) []byte {
+			clear(b[aligned+1 : aligned+1+sectorBytes])
+			return b
+		})
+		_, err := Open(cp, Options{})
+		wantCorrupt(t, err, cpFile, start, "follows")
+	})
+}

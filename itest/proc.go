@@ -1,0 +1,136 @@
+// Package itest holds Giraffe's integration tests: real server processes,
+// real ZooKeeper clients, real signals. The helpers in this file start and
+// stop `giraffe server` processes.
+package itest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Binary returns the giraffe binary to test: $GIRAFFE_BIN, or one built
+// once into a temporary directory.
+func Binary() (string, error) {
+	buildOnce.Do(func() {
+		if p := os.Getenv("GIRAFFE_BIN"); p != "" {
+			builtBin = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "giraffe-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "giraffe")
+		cmd := exec.Command("go", "build", "-o", builtBin, "github.com/giraffe-coord/giraffe/cmd/giraffe")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	return builtBin, buildErr
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Proc is one running `giraffe server` process.
+type Proc struct {
+	Cmd     *exec.Cmd
+	Addr    string
+	DataDir string
+	Log     *bytes.Buffer
+	exited  chan struct{}
+}
+
+// StartServer starts a standalone server on port with dataDir and extra
+// flags, and waits until it answers `ruok`.
+func StartServer(dataDir string, port int, extra ...string) (*Proc, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"server", "--data-dir", dataDir, "--client-addr", "127.0.0.1",
+		"--client-port", fmt.Sprint(port)}, extra...)
+	p := &Proc{Cmd: exec.Command(bin, args...), Addr: fmt.Sprintf("127.0.0.1:%d", port),
+		DataDir: dataDir, Log: &bytes.Buffer{}, exited: make(chan struct{})}
+	p.Cmd.Stdout = p.Log
+	p.Cmd.Stderr = p.Log
+	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.Cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { p.Cmd.Wait(); close(p.exited) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if out, err := FourLetter(p.Addr, "ruok"); err == nil && out == "imok" {
+			return p, nil
+		}
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("server exited during start-up:\n%s", p.Log.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.Kill()
+	return nil, fmt.Errorf("server did not answer ruok within 20s:\n%s", p.Log.String())
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (p *Proc) Kill() {
+	p.Cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// Stop sends SIGTERM and waits (SIGKILL after 10 s).
+func (p *Proc) Stop() {
+	p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		p.Kill()
+	}
+}
+
+// FourLetter sends a four-letter word and returns the whole answer.
+func FourLetter(addr, word string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(word)); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := c.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/watch"
+)
+
+// fourLetter answers a four-letter word on the client port, as ZooKeeper's
+// FourLetterCommands do, then the connection closes.
+func (c *conn) fourLetter(word string) {
+	s := c.s
+	var out string
+	if !s.cfg.fourLetterAllowed(word) {
+		out = word + " is not executed because it is not in the whitelist.\n"
+	} else {
+		out = s.fourLetterText(word, c)
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(handshakeTimeout))
+	c.nc.Write([]byte(out))
+}
+
+// fourLetterText builds the answer to one allowed word.
+func (s *Server) fourLetterText(word string, c *conn) string {
+	var b strings.Builder
+	switch word {
+	case "ruok":
+		return "imok"
+	case "isro":
+		return "rw"
+	case "srvr":
+		s.writeSrvr(&b, false)
+	case "stat":
+		s.writeSrvr(&b, true)
+	case "mntr":
+		s.writeMntr(&b)
+	case "conf":
+		s.writeConf(&b)
+	case "cons":
+		s.writeCons(&b)
+		b.WriteString("\n")
+	case "crst", "srst":
+		s.resetStats()
+		if word == "crst" {
+			return "Connection stats reset.\n"
+		}
+		return "Server stats reset.\n"
+	case "wchs":
+		s.watchMu.Lock()
+		sum := s.watches.Summary()
+		s.watchMu.Unlock()
+		fmt.Fprintf(&b, "%d connections watching %d paths\nTotal watches:%d\n", sum.Connections, sum.Paths, sum.Watches)
+	case "wchc", "wchp":
+		s.writeWatches(&b, word == "wchc")
+	case "dump":
+		s.writeDump(&b)
+	case "envi":
+		s.writeEnvi(&b)
+	case "dirs":
+		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.snapDir()), dirSize(s.cfg.logDir()))
+	case "hash":
+		s.treeMu.RLock()
+		fmt.Fprintf(&b, "digest:%d zxid:0x%x\n", s.tree.Digest(), s.pipe.lastZxid())
+		s.treeMu.RUnlock()
+	case "gtmk":
+		// Giraffe has no request tracing; the mask is always 0.
+		return "0\n"
+	case "stmk":
+		var mask [8]byte
+		if _, err := c.br.Read(mask[:]); err == nil {
+			return fmt.Sprintf("%d\n", binary.BigEndian.Uint64(mask[:]))
+		}
+		return "0\n"
+	}
+	return b.String()
+}
+
+func (s *Server) resetStats() {
+	s.connsMu.Lock()
+	for _, c := range s.conns {
+		c.received.Store(0)
+		c.sent.Store(0)
+	}
+	s.connsMu.Unlock()
+}
+
+// stats sums the connection counters.
+func (s *Server) stats() (conns int, received, sent int64) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for _, c := range s.conns {
+		received += c.received.Load()
+		sent += c.sent.Load()
+	}
+	return len(s.conns), received, sent
+}
+
+func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
+	fmt.Fprintf(b, "Zookeeper version: %s, built for Giraffe\n", Version)
+	if withClients {
+		b.WriteString("Clients:\n")
+		s.writeCons(b)
+		b.WriteString("\n")
+	}
+	conns, rcv, snt := s.stats()
+	s.treeMu.RLock()
+	zxid, nodes := s.pipe.lastZxid(), s.tree.NodeCount()
+	s.treeMu.RUnlock()
+	fmt.Fprintf(b, "Latency min/avg/max: 0/0.0/0\nReceived: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
+		rcv, snt, conns, len(s.pipe.in))
+	fmt.Fprintf(b, "Zxid: 0x%x\nMode: standalone\nNode count: %d\n", zxid, nodes)
+	b.WriteString("Giraffe role: standalone\n")
+}
+
+func (s *Server) writeCons(b *strings.Builder) {
+	s.connsMu.Lock()
+	cs := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.connsMu.Unlock()
+	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
+	for _, c := range cs {
+		fmt.Fprintf(b, " /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,est=%d,to=%d)\n",
+			c.nc.RemoteAddr(), len(c.slots), c.received.Load(), c.sent.Load(), sessionHex(c.sessionID()),
+			c.since.UnixMilli(), c.timeout.Milliseconds())
+	}
+}
+
+func (s *Server) writeMntr(b *strings.Builder) {
+	conns, rcv, snt := s.stats()
+	s.treeMu.RLock()
+	nodes, eph, size := s.tree.NodeCount(), s.tree.EphemeralCount(), s.tree.ApproximateDataSize()
+	s.treeMu.RUnlock()
+	s.watchMu.Lock()
+	watches := s.watches.Count()
+	s.watchMu.Unlock()
+	kv := [][2]any{
+		{"zk_version", Version},
+		{"zk_server_state", "standalone"},
+		{"zk_num_alive_connections", conns},
+		{"zk_outstanding_requests", len(s.pipe.in)},
+		{"zk_packets_received", rcv},
+		{"zk_packets_sent", snt},
+		{"zk_znode_count", nodes},
+		{"zk_watch_count", watches},
+		{"zk_ephemerals_count", eph},
+		{"zk_approximate_data_size", size},
+		{"zk_global_sessions", s.sessions.count()},
+		{"zk_uptime", time.Since(s.started).Milliseconds()},
+	}
+	for _, p := range kv {
+		fmt.Fprintf(b, "%s\t%v\n", p[0], p[1])
+	}
+}
+
+func (s *Server) writeConf(b *strings.Builder) {
+	lo, hi := s.cfg.sessionBounds()
+	fmt.Fprintf(b, "clientPort=%d\nclientPortAddress=%s\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\n",
+		s.cfg.ClientPort, s.cfg.ClientAddr, s.cfg.snapDir(), s.cfg.logDir(), s.cfg.TickTime.Milliseconds())
+	fmt.Fprintf(b, "maxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nserverId=%d\n",
+		s.cfg.MaxClientCnxns, lo.Milliseconds(), hi.Milliseconds(), s.cfg.ServerID)
+	fmt.Fprintf(b, "jute.maxbuffer=%d\nsnapCount=%d\nautopurge.snapRetainCount=%d\nforceSync=%v\n",
+		s.cfg.MaxPacket, s.cfg.SnapCount, s.cfg.SnapRetainCount, s.cfg.ForceSync)
+}
+
+func (s *Server) writeWatches(b *strings.Builder, byConn bool) {
+	s.watchMu.Lock()
+	type pair struct {
+		p string
+		w watch.WatcherID
+	}
+	var all []pair
+	s.watches.Dump(func(p string, w watch.WatcherID, m watch.Mode) {
+		// ZooKeeper lists only its data-watch manager here.
+		if m&^watch.Child != 0 {
+			all = append(all, pair{p, w})
+		}
+	})
+	s.watchMu.Unlock()
+	if byConn {
+		sort.SliceStable(all, func(i, j int) bool { return all[i].w < all[j].w })
+		var last watch.WatcherID
+		for i, x := range all {
+			if i == 0 || x.w != last {
+				sid := int64(0)
+				if c := s.connByID(x.w); c != nil {
+					sid = c.sessionID()
+				}
+				fmt.Fprintf(b, "%s\n", sessionHex(sid))
+				last = x.w
+			}
+			fmt.Fprintf(b, "\t%s\n", x.p)
+		}
+		return
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].p < all[j].p })
+	for i, x := range all {
+		if i == 0 || x.p != all[i-1].p {
+			fmt.Fprintf(b, "%s\n", x.p)
+		}
+		sid := int64(0)
+		if c := s.connByID(x.w); c != nil {
+			sid = c.sessionID()
+		}
+		fmt.Fprintf(b, "\t%s\n", sessionHex(sid))
+	}
+}
+
+func (s *Server) writeDump(b *strings.Builder) {
+	s.treeMu.RLock()
+	sessions := s.tree.Sessions()
+	b.WriteString("SessionTracker dump:\n")
+	fmt.Fprintf(b, "Session Sets (%d):\n", len(sessions))
+	for _, si := range sessions {
+		fmt.Fprintf(b, "%s\t%dms\n", sessionHex(si.ID), si.Timeout)
+	}
+	b.WriteString("ephemeral nodes dump:\n")
+	var with []string
+	for _, si := range sessions {
+		eph := s.tree.Ephemerals(si.ID, "/")
+		if len(eph) == 0 {
+			continue
+		}
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%s:\n", sessionHex(si.ID))
+		for _, p := range eph {
+			fmt.Fprintf(&sb, "\t%s\n", p)
+		}
+		with = append(with, sb.String())
+	}
+	s.treeMu.RUnlock()
+	fmt.Fprintf(b, "Sessions with Ephemerals (%d):\n", len(with))
+	for _, w := range with {
+		b.WriteString(w)
+	}
+}
+
+func (s *Server) writeEnvi(b *strings.Builder) {
+	host, _ := os.Hostname()
+	wd, _ := os.Getwd()
+	b.WriteString("Environment:\n")
+	fmt.Fprintf(b, "zookeeper.version=%s\nhost.name=%s\ngo.version=%s\nos.name=%s\nos.arch=%s\nuser.dir=%s\nGOMAXPROCS=%d\n",
+		Version, host, runtime.Version(), runtime.GOOS, runtime.GOARCH, wd, runtime.GOMAXPROCS(0))
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own so
+// that several servers can live in one process (tests, embedded use).
+type metrics struct {
+	reg             *prometheus.Registry
+	requests        *prometheus.CounterVec
+	badInput        prometheus.Counter
+	connections     prometheus.Gauge
+	connRejected    prometheus.Counter
+	applied         prometheus.Counter
+	fsyncSeconds    prometheus.Histogram
+	batchSize       prometheus.Histogram
+	sessionsCreated prometheus.Counter
+	sessionsExpired prometheus.Counter
+	snapshots       prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "giraffe_requests_total", Help: "Client requests received, by opcode.",
+		}, []string{"op"}),
+		badInput: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_bad_input_total", Help: "Frames rejected as malformed, oversized or of an unknown opcode.",
+		}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "giraffe_connections", Help: "Open client connections.",
+		}),
+		connRejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_connections_rejected_total", Help: "Connections refused by the per-IP limit.",
+		}),
+		applied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_entries_applied_total", Help: "Log entries applied to the data tree.",
+		}),
+		fsyncSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "giraffe_fsync_seconds", Help: "Time to fsync one batch of log entries.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "giraffe_fsync_batch_entries", Help: "Log entries made durable by one fsync.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}),
+		sessionsCreated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_sessions_created_total", Help: "Sessions created.",
+		}),
+		sessionsExpired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_sessions_expired_total", Help: "Sessions closed by expiry.",
+		}),
+		snapshots: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_snapshots_total", Help: "Snapshots written.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.badInput, m.connections, m.connRejected, m.applied,
+		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// register adds the gauges that read the server's state when scraped.
+func (m *metrics) register(s *Server) {
+	withTree := func(f func() float64) func() float64 {
+		return func() float64 {
+			s.treeMu.RLock()
+			defer s.treeMu.RUnlock()
+			return f()
+		}
+	}
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_znodes", Help: "Znodes in the data tree."},
+			withTree(func() float64 { return float64(s.tree.NodeCount()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_ephemerals", Help: "Ephemeral znodes."},
+			withTree(func() float64 { return float64(s.tree.EphemeralCount()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_data_bytes", Help: "Approximate size of znode data and paths."},
+			withTree(func() float64 { return float64(s.tree.ApproximateDataSize()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_last_zxid", Help: "Last applied zxid."},
+			withTree(func() float64 { return float64(s.pipe.lastZxid()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_sessions", Help: "Live sessions."},
+			func() float64 { return float64(s.sessions.count()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_watches", Help: "Registered watches."},
+			func() float64 {
+				s.watchMu.Lock()
+				defer s.watchMu.Unlock()
+				return float64(s.watches.Count())
+			}),
+	)
+}
+
+func (m *metrics) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	return mux
+}

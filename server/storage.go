@@ -1,0 +1,136 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/datatree"
+	"github.com/giraffe-coord/giraffe/internal/storage/snap"
+	"github.com/giraffe-coord/giraffe/internal/storage/wal"
+	"github.com/giraffe-coord/giraffe/internal/txn"
+)
+
+// recoverState rebuilds the tree from the newest valid snapshot and the log
+// after it, and opens the log for appending. Whatever the log holds was
+// fsynced before it was acknowledged, so the result is exactly the
+// acknowledged state (plus, possibly, writes that were logged but whose
+// acknowledgement the crash prevented, which a client must treat as unknown).
+func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, error) {
+	for _, dir := range []string{cfg.snapDir(), cfg.logDir()} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+	}
+	tree := datatree.New()
+	zxid, found, err := snap.LoadNewest(cfg.snapDir(), func(z int64, r io.Reader) error {
+		t, err := datatree.ReadSnapshot(r)
+		if err != nil {
+			return err
+		}
+		if t.LastZxid() != z {
+			return fmt.Errorf("snapshot 0x%x holds a tree at zxid 0x%x", z, t.LastZxid())
+		}
+		tree = t
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading snapshot: %w", err)
+	}
+	if found {
+		logger.Info("loaded snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "nodes", tree.NodeCount())
+	}
+	lg, err := wal.Open(cfg.logDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening log: %w", err)
+	}
+	replayed := 0
+	err = lg.Replay(tree.LastZxid(), func(z int64, payload []byte) error {
+		e, err := txn.Unmarshal(payload)
+		if err != nil {
+			return fmt.Errorf("log entry 0x%x: %w", z, err)
+		}
+		if e.Zxid != z {
+			return fmt.Errorf("log record 0x%x holds entry 0x%x", z, e.Zxid)
+		}
+		tree.Apply(e)
+		replayed++
+		return nil
+	})
+	if err != nil {
+		lg.Close()
+		return nil, nil, fmt.Errorf("replaying log: %w", err)
+	}
+	if lg.LastZxid() > tree.LastZxid() {
+		lg.Close()
+		return nil, nil, fmt.Errorf("log ends at 0x%x but replay reached only 0x%x", lg.LastZxid(), tree.LastZxid())
+	}
+	logger.Info("recovered", "zxid", fmt.Sprintf("0x%x", tree.LastZxid()), "replayed", replayed,
+		"nodes", tree.NodeCount(), "sessions", len(tree.Sessions()))
+	return tree, lg, nil
+}
+
+// snapshotter writes snapshots in the background. The tree is serialized
+// into memory while the applier holds the tree lock (so the snapshot is
+// exactly the state at one zxid, not fuzzy); the slow part, writing and
+// fsyncing the file and purging old files, happens outside the lock.
+type snapshotter struct {
+	s       *Server
+	mu      sync.Mutex
+	running bool
+	wg      sync.WaitGroup
+}
+
+func newSnapshotter(s *Server) *snapshotter { return &snapshotter{s: s} }
+
+// idle reports whether no snapshot is being written.
+func (sn *snapshotter) idle() bool {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	return !sn.running
+}
+
+// take serializes the tree now and writes it in the background. The caller
+// holds the tree lock.
+func (sn *snapshotter) take() {
+	var buf bytes.Buffer
+	if err := sn.s.tree.WriteSnapshot(&buf); err != nil {
+		sn.s.log.Error("serializing snapshot", "err", err)
+		return
+	}
+	zxid := sn.s.tree.LastZxid()
+	sn.mu.Lock()
+	sn.running = true
+	sn.mu.Unlock()
+	sn.wg.Add(1)
+	go func() {
+		defer sn.wg.Done()
+		defer func() { sn.mu.Lock(); sn.running = false; sn.mu.Unlock() }()
+		start := time.Now()
+		path, err := snap.Save(sn.s.cfg.snapDir(), zxid, func(w io.Writer) error {
+			_, err := w.Write(buf.Bytes())
+			return err
+		})
+		if err != nil {
+			sn.s.log.Error("writing snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "err", err)
+			return
+		}
+		sn.s.log.Info("snapshot written", "path", path, "bytes", buf.Len(), "took", time.Since(start))
+		sn.s.metrics.snapshots.Inc()
+		sn.purge()
+	}()
+}
+
+// purge deletes snapshots and logs beyond the retention count.
+func (sn *snapshotter) purge() {
+	if err := snap.Purge(sn.s.cfg.snapDir(), sn.s.cfg.logDir(), sn.s.cfg.SnapRetainCount); err != nil {
+		sn.s.log.Warn("purging old snapshots and logs", "err", err)
+	}
+}
+
+// wait blocks until a snapshot being written is done.
+func (sn *snapshotter) wait() { sn.wg.Wait() }

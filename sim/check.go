@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"hash/fnv"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// checker watches the run from outside the protocol: it sees what servers
+// persist and apply and what clients are told, never the protocol's own
+// claims.
+type checker struct {
+	canon   []canonRec          // the one committed sequence every server must follow
+	posOf   map[gpaxos.Zxid]int // zxid → position in canon
+	content map[gpaxos.Zxid]uint64
+	leaders map[gpaxos.Epoch]gpaxos.ID
+	coords  map[[2]uint64]gpaxos.ID
+	acked   []gpaxos.Zxid // zxids of writes a client was told succeeded
+}
+
+type canonRec struct {
+	zxid gpaxos.Zxid
+	hash uint64
+}
+
+func newChecker() *checker {
+	return &checker{posOf: map[gpaxos.Zxid]int{}, content: map[gpaxos.Zxid]uint64{},
+		leaders: map[gpaxos.Epoch]gpaxos.ID{}, coords: map[[2]uint64]gpaxos.ID{}}
+}
+
+func entryHash(e gpaxos.Entry) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte{byte(e.Type)})
+	h.Write(e.Data)
+	return h.Sum64()
+}
+
+// recordEntry checks that a zxid names one entry only, wherever persisted:
+// one leader per epoch, and a leader never reuses a counter.
+func (c *checker) recordEntry(s *Sim, e gpaxos.Entry) {
+	h := entryHash(e)
+	if old, ok := c.content[e.Zxid]; ok && old != h {
+		s.fail(failCorrectness, "zxid %v names two different entries", e.Zxid)
+		return
+	}
+	c.content[e.Zxid] = h
+}
+
+// applied is the agreement check: the k-th entry any server applies is the
+// k-th entry of the canonical sequence.
+func (c *checker) applied(s *Sim, sv *server, e gpaxos.Entry) {
+	want := sv.pos + 1
+	rec := canonRec{e.Zxid, entryHash(e)}
+	if want < len(c.canon) {
+		if c.canon[want] != rec {
+			s.fail(failCorrectness, "agreement: server %d applied %v at position %d, canonical has %v", sv.id, e.Zxid, want, c.canon[want].zxid)
+			return
+		}
+	} else {
+		if len(c.canon) > 0 && c.canon[len(c.canon)-1].zxid >= e.Zxid {
+			s.fail(failCorrectness, "order: server %d applied %v after %v", sv.id, e.Zxid, c.canon[len(c.canon)-1].zxid)
+			return
+		}
+		c.canon = append(c.canon, rec)
+		c.posOf[e.Zxid] = want
+	}
+	sv.pos = want
+}
+
+// checkNode runs the per-step invariants on one server.
+func (s *Sim) checkNode(sv *server) {
+	if sv.node == nil || s.failed() {
+		return
+	}
+	st := sv.node.Status()
+	hs := st.HardState
+	switch {
+	case hs.Current > hs.Promised:
+		s.fail(failCorrectness, "invariant: server %d follows epoch %d beyond its promise %d", sv.id, hs.Current, hs.Promised)
+	case hs.Commit > st.Last:
+		s.fail(failCorrectness, "invariant: server %d commit %v beyond its log %v", sv.id, hs.Commit, st.Last)
+	case st.Applied > st.Last:
+		s.fail(failCorrectness, "invariant: server %d applied %v beyond its log %v", sv.id, st.Applied, st.Last)
+	}
+	if st.Leader {
+		if hs.Promised != hs.Current || hs.Leader != sv.id {
+			s.fail(failCorrectness, "invariant: leader %d has hard state %+v", sv.id, hs)
+		}
+		if other, ok := s.chk.leaders[hs.Promised]; ok && other != sv.id {
+			s.fail(failCorrectness, "invariant: servers %d and %d both lead epoch %d", other, sv.id, hs.Promised)
+		}
+		s.chk.leaders[hs.Promised] = sv.id
+	}
+	if st.Coordinator {
+		k := [2]uint64{uint64(st.Group), hs.GroupEpoch}
+		if other, ok := s.chk.coords[k]; ok && other != sv.id {
+			s.fail(failCorrectness, "invariant: servers %d and %d both coordinate group %d at group epoch %d", other, sv.id, st.Group, hs.GroupEpoch)
+		}
+		s.chk.coords[k] = sv.id
+	}
+}
+
+// checkDurability: every write a client was told succeeded is in the
+// canonical sequence and has been applied by every server at the end.
+func (s *Sim) checkDurability() {
+	for _, z := range s.chk.acked {
+		p, ok := s.chk.posOf[z]
+		if !ok {
+			s.fail(failCorrectness, "durability: acknowledged write %v is not in the committed sequence", z)
+			return
+		}
+		for _, sv := range s.servers {
+			if sv.up && sv.pos < p {
+				s.fail(failCorrectness, "durability: server %d ends without acknowledged write %v", sv.id, z)
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package sim
+
+// faultLoop injects one fault every FaultEveryUS (±50%) during the safety
+// phase, drawing kinds from the enabled fault mix.
+func (s *Sim) faultLoop() {
+	d := s.p.FaultEveryUS/2 + s.rng.Int63n(s.p.FaultEveryUS)
+	s.clk.after(d, func() {
+		if s.clk.now >= s.p.SafetyUS || s.failed() {
+			return
+		}
+		s.injectFault()
+		s.faultLoop()
+	})
+}
+
+func (s *Sim) injectFault() {
+	if len(s.p.Faults) == 0 {
+		return
+	}
+	kind := s.p.Faults[s.rng.Intn(len(s.p.Faults))]
+	sv := s.servers[s.rng.Intn(len(s.servers))]
+	switch kind {
+	case "crash":
+		if !sv.up {
+			s.restart(sv)
+			return
+		}
+		if s.countDown() < s.p.MaxDown {
+			s.note("crash %d", sv.id)
+			s.crash(sv)
+			// Come back later, with whatever reached the disk.
+			s.clk.after(s.p.FaultEveryUS*int64(1+s.rng.Intn(4)), func() {
+				if !sv.up && s.clk.now < s.p.SafetyUS {
+					s.restart(sv)
+				}
+			})
+		}
+	case "pause":
+		if sv.up && !sv.paused && s.countDown() < s.p.MaxDown {
+			s.note("pause %d", sv.id)
+			sv.paused = true
+			s.clk.after(s.p.FaultEveryUS*int64(1+s.rng.Intn(3)), func() { s.unpause(sv) })
+		}
+	case "partition":
+		if s.net.nBlocked > 0 {
+			s.note("heal")
+			s.net.heal()
+			return
+		}
+		s.partition()
+	case "loss":
+		s.net.drop = float64(s.rng.Intn(300)) / 1000
+		s.note("drop=%.3f", s.net.drop)
+	case "delay":
+		s.net.slowUntil = s.clk.now + s.p.FaultEveryUS
+		s.note("slow network")
+	}
+}
+
+func (s *Sim) restart(sv *server) {
+	if sv.up {
+		return
+	}
+	s.note("restart %d", sv.id)
+	if err := s.start(sv); err != nil {
+		s.fail(failCrash, "restart %d: %v", sv.id, err)
+		return
+	}
+	s.kick(sv)
+}
+
+func (s *Sim) unpause(sv *server) {
+	if sv.up && sv.paused {
+		sv.paused = false
+		s.kick(sv)
+	}
+}
+
+func (s *Sim) countDown() int {
+	n := 0
+	for _, sv := range s.servers {
+		if !sv.up || sv.paused {
+			n++
+		}
+	}
+	return n
+}
+
+// partition applies one partition of a kind from the enabled mix.
+func (s *Sim) partition() {
+	n := len(s.servers)
+	in := make([]bool, n)
+	kind := s.p.Partitions[s.rng.Intn(len(s.p.Partitions))]
+	oneWay := false
+	switch kind {
+	case "isolate":
+		in[s.rng.Intn(n)] = true
+	case "groups":
+		// One group (or, in classic mode, a random half) apart from the rest.
+		g := s.rng.Intn(len(s.voters.Groups))
+		for _, id := range s.voters.Groups[g] {
+			in[int(id)-1] = true
+		}
+		if len(s.voters.Groups) == 1 {
+			for i := range in {
+				in[i] = s.rng.Intn(2) == 0
+			}
+		}
+	case "asymmetric":
+		oneWay = true
+		fallthrough
+	default: // symmetric: a random subset against the rest
+		for i := range in {
+			in[i] = s.rng.Intn(2) == 0
+		}
+	}
+	s.note("partition %s", kind)
+	s.net.split(in, oneWay)
+}

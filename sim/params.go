@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+)
+
+// Options are what the caller of a simulation chooses.
+type Options struct {
+	Seed     int64
+	Nodes    int
+	Trees    int  // number of groups (forest colors); ignored when Classic
+	Children int  // fan-out of a group's tree; ignored when Classic
+	Classic  bool // one group, star topology
+	Swarm    bool // the seed also picks the fault mix
+	// SafetyUS and LivenessUS are the lengths of the two phases in virtual
+	// µs; zero picks the defaults.
+	SafetyUS   int64
+	LivenessUS int64
+	Clients    int
+}
+
+// Params are every parameter a run uses, chosen from the seed and printed
+// first so a failing run can be understood and replayed.
+type Params struct {
+	Seed                    int64
+	Nodes, Trees, Children  int
+	Classic, Swarm          bool
+	TickUS                  int64
+	HeartbeatTicks          int
+	ElectionTicks           int
+	DelayDist               string // uniform | exponential | bimodal
+	DelayMinUS, DelayMeanUS int64
+	DropProb                float64
+	FsyncUS                 int64
+	Faults                  []string // enabled kinds: crash pause partition loss delay
+	FaultEveryUS            int64
+	MaxDown                 int
+	Partitions              []string // enabled partition kinds
+	SnapEvery               int
+	Clients                 int
+	Keys                    int
+	ClientTimeoutUS         int64
+	SafetyUS, LivenessUS    int64
+	Cost                    Cost
+}
+
+// Cost is the simulator's cost model. Every server is a single queue: it
+// processes one batch of received messages at a time, paying CPU time per
+// message and per byte received and sent, then waits for its fsync.
+type Cost struct {
+	CPUPerMsgUS   float64
+	CPUPerByteUS  float64
+	BandwidthBpUS float64 // bytes per µs per link; 0 = infinite
+	LinkLatencyUS int64   // added to every remote message
+}
+
+func (p Params) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed=%d nodes=%d trees=%d children=%d classic=%v swarm=%v\n", p.Seed, p.Nodes, p.Trees, p.Children, p.Classic, p.Swarm)
+	fmt.Fprintf(&b, "tick_us=%d heartbeat_ticks=%d election_ticks=%d fsync_us=%d snap_every=%d\n", p.TickUS, p.HeartbeatTicks, p.ElectionTicks, p.FsyncUS, p.SnapEvery)
+	fmt.Fprintf(&b, "delay=%s min_us=%d mean_us=%d drop=%.3f\n", p.DelayDist, p.DelayMinUS, p.DelayMeanUS, p.DropProb)
+	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
+	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
+	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
+	return b.String()
+}
+
+var allFaults = []string{"crash", "pause", "partition", "loss", "delay"}
+var allPartitions = []string{"symmetric", "asymmetric", "isolate", "groups"}
+
+// ChooseParams derives every parameter of a run from o.
+func ChooseParams(o Options) Params {
+	r := rand.New(rand.NewSource(o.Seed ^ 0x5eed))
+	p := Params{Seed: o.Seed, Nodes: o.Nodes, Trees: o.Trees, Children: o.Children, Classic: o.Classic, Swarm: o.Swarm,
+		TickUS: 10_000, HeartbeatTicks: 2, ElectionTicks: 10, SafetyUS: o.SafetyUS, LivenessUS: o.LivenessUS,
+		Clients: o.Clients}
+	if p.Classic {
+		p.Trees, p.Children = 1, max(p.Nodes-1, 1)
+	}
+	if p.Trees <= 0 {
+		p.Trees = 1
+	}
+	if p.Children <= 0 {
+		p.Children = 3
+	}
+	if p.SafetyUS == 0 {
+		p.SafetyUS = 4_000_000
+	}
+	if p.LivenessUS == 0 {
+		p.LivenessUS = 4_000_000
+	}
+	if p.Clients == 0 {
+		p.Clients = 2 + r.Intn(4)
+	}
+	p.Keys = 1 + r.Intn(3)
+	p.ClientTimeoutUS = 300_000
+	p.DelayDist = []string{"uniform", "exponential", "bimodal"}[r.Intn(3)]
+	p.DelayMinUS = 50 + int64(r.Intn(200))
+	p.DelayMeanUS = p.DelayMinUS + int64(r.Intn(2000))
+	p.FsyncUS = 100 + int64(r.Intn(2000))
+	p.SnapEvery = 20 + r.Intn(100)
+	p.FaultEveryUS = 50_000 + int64(r.Intn(300_000))
+	p.MaxDown = 1 + r.Intn(max(p.Nodes/2, 1))
+	if p.Swarm {
+		for _, f := range allFaults {
+			if r.Intn(2) == 0 {
+				p.Faults = append(p.Faults, f)
+			}
+		}
+		for _, k := range allPartitions {
+			if r.Intn(2) == 0 {
+				p.Partitions = append(p.Partitions, k)
+			}
+		}
+	} else {
+		p.Faults = append([]string(nil), allFaults...)
+		p.Partitions = append([]string(nil), allPartitions...)
+	}
+	if len(p.Partitions) == 0 {
+		p.Partitions = []string{"isolate"}
+	}
+	if p.has("loss") {
+		p.DropProb = float64(r.Intn(100)) / 1000
+	}
+	p.Cost = Cost{CPUPerMsgUS: 2, CPUPerByteUS: 0.002}
+	return p
+}
+
+func (p Params) has(fault string) bool {
+	for _, f := range p.Faults {
+		if f == fault {
+			return true
+		}
+	}
+	return false
+}

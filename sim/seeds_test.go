@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"os"
+	"strconv"
+	"testing"
+)
+
+// topology is one ensemble shape the seed sweep covers.
+type topology struct {
+	name                   string
+	nodes, trees, children int
+	classic                bool
+}
+
+var sweepTopologies = []topology{
+	{"classic-3", 3, 1, 2, true},
+	{"forest-9-3-3", 9, 3, 3, false},
+	{"forest-27-3-3", 27, 3, 3, false},
+	{"forest-50-5-10", 50, 5, 10, false},
+}
+
+func runSeed(t *testing.T, tp topology, seed int64, swarm bool) {
+	t.Helper()
+	r := Run(Options{Seed: seed, Nodes: tp.nodes, Trees: tp.trees, Children: tp.children, Classic: tp.classic, Swarm: swarm}, nil, false)
+	if !r.OK {
+		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v -v",
+			tp.name, seed, swarm, r.Kind, r.Failure, seed, tp.nodes, tp.trees, tp.children, tp.classic, swarm)
+	}
+}
+
+// TestSeeds is the seed sweep: SIM_SEEDS seeds (default 20) per topology
+// starting at SIM_SEED_BASE (default 1), half of them in swarm mode; the
+// topologies run in parallel. `make test` runs it with SIM_SEEDS=125 (500
+// runs), `make sim-long` with SIM_SEEDS=25000.
+func TestSeeds(t *testing.T) {
+	n := 20
+	if v, err := strconv.Atoi(os.Getenv("SIM_SEEDS")); err == nil {
+		n = v
+	}
+	base := int64(1)
+	if v, err := strconv.ParseInt(os.Getenv("SIM_SEED_BASE"), 10, 64); err == nil {
+		base = v
+	}
+	for _, tp := range sweepTopologies {
+		tp := tp
+		t.Run(tp.name, func(t *testing.T) {
+			t.Parallel()
+			for i := int64(0); i < int64(n); i++ {
+				runSeed(t, tp, base+i, i%2 == 1)
+			}
+		})
+	}
+}

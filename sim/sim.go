@@ -1,0 +1,314 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"runtime/debug"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// FailKind classifies a failed run; each has its own exit code.
+type FailKind int
+
+const (
+	failNone        FailKind = iota
+	failCorrectness          // a checker found a safety violation
+	failLiveness             // the healed cluster did not converge in time
+	failCrash                // the code under test panicked or errored
+)
+
+// Exit codes of `giraffe sim`, one per kind of failure.
+const (
+	ExitOK          = 0
+	ExitCorrectness = 2
+	ExitLiveness    = 3
+	ExitCrash       = 4
+)
+
+// Sim is one simulation run.
+type Sim struct {
+	p       Params
+	voters  quorum.Config
+	clk     clock
+	rng     *rand.Rand
+	net     *network
+	servers []*server
+	clients []*client
+	history []*histOp
+	chk     *checker
+	stats   stats
+	log     io.Writer // fault log; nil for quiet
+
+	healAt        int64
+	stopClientsAt int64
+	failKind      FailKind
+	failMsg       string
+}
+
+type stats struct {
+	msgs     int
+	commits  int
+	postHeal int
+	commitTS map[gpaxos.Zxid]int64
+}
+
+// commitAt counts an entry's first application anywhere as its commit.
+func (st *stats) commitAt(s *Sim, z gpaxos.Zxid) {
+	if st.commitTS == nil {
+		st.commitTS = map[gpaxos.Zxid]int64{}
+	}
+	if _, ok := st.commitTS[z]; !ok {
+		st.commitTS[z] = s.clk.now
+		st.commits++
+	}
+}
+
+// Result summarizes a run.
+type Result struct {
+	Seed         int64  `json:"seed"`
+	OK           bool   `json:"ok"`
+	Failure      string `json:"failure,omitempty"`
+	Kind         string `json:"kind,omitempty"`
+	Commits      int    `json:"commits"`
+	Ops          int    `json:"ops"`
+	OpsOK        int    `json:"ops_ok"`
+	OpsUnknown   int    `json:"ops_unknown"`
+	Messages     int    `json:"messages"`
+	Linearizable string `json:"linearizable"`
+	VirtualMS    int64  `json:"virtual_ms"`
+	exit         int
+	history      []*histOp
+}
+
+// ExitCode is the process exit status for r.
+func (r Result) ExitCode() int { return r.exit }
+
+func (s *Sim) fail(k FailKind, format string, args ...any) {
+	if s.failKind != failNone {
+		return
+	}
+	s.failKind, s.failMsg = k, fmt.Sprintf("t=%dus: ", s.clk.now)+fmt.Sprintf(format, args...)
+}
+
+func (s *Sim) failed() bool { return s.failKind != failNone }
+
+func (s *Sim) note(format string, args ...any) {
+	if s.log != nil {
+		fmt.Fprintf(s.log, "%10d us  %s\n", s.clk.now, fmt.Sprintf(format, args...))
+	}
+}
+
+// Run executes one simulation: the parameters are printed to out first,
+// then faults as they are injected when verbose.
+func Run(o Options, out io.Writer, verbose bool) (res Result) {
+	p := ChooseParams(o)
+	if out != nil {
+		fmt.Fprintln(out, p)
+	}
+	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), chk: newChecker()}
+	if verbose {
+		s.log = out
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.failKind, s.failMsg = failCrash, fmt.Sprintf("panic at t=%dus: %v\n%s", s.clk.now, r, debug.Stack())
+			res = s.result("")
+		}
+	}()
+	if err := s.setup(); err != nil {
+		s.fail(failCrash, "setup: %v", err)
+		return s.result("")
+	}
+	s.healAt = p.SafetyUS
+	s.stopClientsAt = p.SafetyUS + p.LivenessUS/2
+	s.startClients()
+	s.faultLoop()
+	s.runUntil(p.SafetyUS)
+	s.heal()
+	s.runUntil(s.stopClientsAt)
+	s.converge(p.SafetyUS + p.LivenessUS)
+	lin := "skipped"
+	if !s.failed() {
+		s.checkDurability()
+	}
+	if !s.failed() {
+		lin = s.checkLinearizable()
+	}
+	return s.result(lin)
+}
+
+func (s *Sim) setup() error {
+	v, err := voters(s.p)
+	if err != nil {
+		return err
+	}
+	s.voters = v
+	s.net = newNetwork(s.p, func() int64 { return s.clk.now })
+	for i := 0; i < s.p.Nodes; i++ {
+		sv := &server{id: gpaxos.ID(i + 1), idx: i, rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(i)))}
+		s.servers = append(s.servers, sv)
+		if err := s.start(sv); err != nil {
+			return err
+		}
+	}
+	for _, sv := range s.servers {
+		sv := sv
+		s.clk.after(s.rng.Int63n(s.p.TickUS), func() { s.tickLoop(sv) })
+	}
+	return nil
+}
+
+func (s *Sim) runUntil(t int64) {
+	for !s.failed() && s.clk.step(t) {
+	}
+	if s.clk.now < t {
+		s.clk.now = t
+	}
+}
+
+// heal ends the safety phase: the network is repaired and every server is
+// up and running.
+func (s *Sim) heal() {
+	if s.failed() {
+		return
+	}
+	s.note("heal: liveness phase")
+	s.net.heal()
+	s.net.drop, s.net.slowUntil = 0, 0
+	for _, sv := range s.servers {
+		if !sv.up {
+			s.restart(sv)
+		}
+		s.unpause(sv)
+	}
+}
+
+// converge runs until every server has applied the whole committed sequence
+// and some write issued after the heal has completed, or fails for liveness
+// at the deadline.
+func (s *Sim) converge(deadline int64) {
+	for !s.failed() {
+		if s.converged() {
+			return
+		}
+		if s.clk.now >= deadline {
+			break
+		}
+		s.runUntil(min(s.clk.now+s.p.TickUS, deadline))
+	}
+	if !s.failed() {
+		var detail string
+		for _, sv := range s.servers {
+			st := sv.node.Status()
+			detail += fmt.Sprintf("\n  server %d: pos=%d %+v", sv.id, sv.pos, st)
+		}
+		s.fail(failLiveness, "liveness: not converged (canonical length %d, post-heal ops %d)%s", len(s.chk.canon), s.stats.postHeal, detail)
+	}
+}
+
+func (s *Sim) converged() bool {
+	if s.stats.postHeal == 0 || len(s.chk.canon) == 0 {
+		return false
+	}
+	leader := false
+	last := s.chk.canon[len(s.chk.canon)-1].zxid
+	for _, sv := range s.servers {
+		if !sv.up || sv.pos != len(s.chk.canon)-1 {
+			return false
+		}
+		st := sv.node.Status()
+		if st.HardState.Commit != last {
+			return false
+		}
+		leader = leader || st.Leader
+	}
+	return leader
+}
+
+// checkLinearizable runs porcupine on the client history.
+func (s *Sim) checkLinearizable() string {
+	var ops []porcupine.Operation
+	for _, h := range s.history {
+		if h.Dropped {
+			continue
+		}
+		in := kvInput{Op: h.Op, Key: h.Key, Value: h.Value, Expect: h.Expect}
+		out := kvOutput{Value: h.Result, OK: h.OK, Unknown: !h.Done}
+		ret := h.Return
+		if !h.Done {
+			ret = math.MaxInt64
+		}
+		ops = append(ops, porcupine.Operation{ClientId: h.Client, Input: in, Call: h.Call, Output: out, Return: ret})
+	}
+	r := porcupine.CheckOperationsTimeout(kvModel, ops, 20*time.Second)
+	if r == porcupine.Illegal {
+		s.fail(failCorrectness, "linearizability: the client history is not linearizable")
+	}
+	return string(r)
+}
+
+func (s *Sim) result(lin string) Result {
+	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
+		Messages: s.stats.msgs, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history}
+	for _, h := range s.history {
+		if h.Dropped {
+			continue
+		}
+		r.Ops++
+		if h.Done {
+			r.OpsOK++
+		} else {
+			r.OpsUnknown++
+		}
+	}
+	switch s.failKind {
+	case failCorrectness:
+		r.Kind, r.exit = "correctness", ExitCorrectness
+	case failLiveness:
+		r.Kind, r.exit = "liveness", ExitLiveness
+	case failCrash:
+		r.Kind, r.exit = "crash", ExitCrash
+	}
+	return r
+}
+
+// historyLine is one line of the exported history (the format of issue 4).
+type historyLine struct {
+	Client int    `json:"client"`
+	Op     string `json:"op"`
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Expect string `json:"expect"`
+	Call   int64  `json:"call"`
+	Return *int64 `json:"return"`
+	OK     *bool  `json:"ok"`
+	Result string `json:"result"`
+}
+
+// WriteHistory writes r's client history as JSON lines: virtual µs, return
+// and ok null when the outcome is unknown; operations that were never sent
+// (no leader known) are left out.
+func (r Result) WriteHistory(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, h := range r.history {
+		if h.Dropped {
+			continue
+		}
+		l := historyLine{Client: h.Client, Op: h.Op, Key: h.Key, Value: h.Value, Expect: h.Expect, Call: h.Call, Result: h.Result}
+		if h.Done {
+			ret, ok := h.Return, h.OK
+			l.Return, l.OK = &ret, &ok
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,370 @@
+"""kazoo against a real giraffe server: every client call, node kind, error
+path, watch kind, ACL scheme, session expiry and reconnect."""
+
+import threading
+import time
+
+import pytest
+from kazoo.exceptions import (
+    BadArgumentsError,
+    BadVersionError,
+    NoAuthError,
+    NoChildrenForEphemeralsError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    InvalidACLError,
+    SessionExpiredError,
+)
+from kazoo.protocol.states import EventType, KazooState
+from kazoo.security import ACL, Id, make_digest_acl, make_acl, OPEN_ACL_UNSAFE
+from kazoo.client import KazooClient
+
+
+def wait_for(pred, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_create_get_set_delete(zk):
+    zk.ensure_path("/t/basic")
+    path = zk.create("/t/basic/n", b"hello")
+    assert path == "/t/basic/n"
+    data, stat = zk.get(path)
+    assert data == b"hello"
+    assert stat.version == 0 and stat.data_length == 5 and stat.num_children == 0
+    assert stat.czxid == stat.mzxid and stat.ephemeralOwner == 0
+    stat2 = zk.set(path, b"world")
+    assert stat2.version == 1 and stat2.mzxid > stat.mzxid and stat2.czxid == stat.czxid
+    with pytest.raises(BadVersionError):
+        zk.set(path, b"x", version=0)
+    with pytest.raises(BadVersionError):
+        zk.delete(path, version=5)
+    zk.delete(path, version=1)
+    assert zk.exists(path) is None
+    with pytest.raises(NoNodeError):
+        zk.get(path)
+    with pytest.raises(NoNodeError):
+        zk.delete(path)
+
+
+def test_create_errors(zk):
+    zk.ensure_path("/t/errs")
+    with pytest.raises(NoNodeError):
+        zk.create("/t/errs/missing/child", b"")
+    zk.create("/t/errs/a", b"")
+    with pytest.raises(NodeExistsError):
+        zk.create("/t/errs/a", b"")
+    zk.create("/t/errs/a/b", b"")
+    with pytest.raises(NotEmptyError):
+        zk.delete("/t/errs/a")
+    zk.delete("/t/errs/a", recursive=True)
+    assert zk.exists("/t/errs/a") is None
+
+
+def test_stat_parent_fields(zk):
+    zk.ensure_path("/t/parent")
+    _, before = zk.get("/t/parent")
+    zk.create("/t/parent/c1", b"")
+    _, after = zk.get("/t/parent")
+    assert after.cversion == before.cversion + 1
+    assert after.num_children == before.num_children + 1
+    assert after.pzxid > before.pzxid
+    assert after.version == before.version  # children do not bump data version
+    zk.delete("/t/parent/c1")
+    _, after_del = zk.get("/t/parent")
+    assert after_del.cversion == after.cversion + 1
+    assert after_del.num_children == before.num_children
+
+
+def test_sequential_nodes(zk):
+    zk.ensure_path("/t/seq")
+    a = zk.create("/t/seq/n-", b"", sequence=True)
+    b = zk.create("/t/seq/n-", b"", sequence=True)
+    assert a.startswith("/t/seq/n-") and len(a) == len("/t/seq/n-") + 10
+    assert int(b[-10:]) == int(a[-10:]) + 1
+    zk.create("/t/seq/other", b"")
+    c = zk.create("/t/seq/n-", b"", sequence=True)
+    assert int(c[-10:]) == int(b[-10:]) + 2  # the suffix is the parent's cversion
+
+
+def test_ephemeral_nodes(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/eph")
+    p = other.create("/t/eph/e", b"", ephemeral=True)
+    _, stat = zk.get(p)
+    assert stat.ephemeralOwner == other.client_id[0]
+    with pytest.raises(NoChildrenForEphemeralsError):
+        other.create("/t/eph/e/child", b"")
+    other.stop()
+    other.close()
+    assert wait_for(lambda: zk.exists(p) is None)
+
+
+def test_container_is_reaped(zk):
+    zk.ensure_path("/t")
+    zk.create("/t/cont", b"", container=True)
+    zk.create("/t/cont/child", b"")
+    zk.delete("/t/cont/child")
+    # The server checks containers every 200 ms in the test configuration.
+    assert wait_for(lambda: zk.exists("/t/cont") is None, timeout=10)
+
+
+def test_ttl_node_is_reaped(zk):
+    zk.ensure_path("/t")
+    zk.create("/t/ttl", b"", ttl=300)
+    _, stat = zk.get("/t/ttl")
+    assert stat.ephemeralOwner != 0  # TTL nodes carry the extended owner
+    assert wait_for(lambda: zk.exists("/t/ttl") is None, timeout=10)
+
+
+def test_children_and_counts(zk):
+    zk.ensure_path("/t/kids")
+    for i in range(5):
+        zk.create(f"/t/kids/k{i}", b"")
+    zk.create("/t/kids/k0/g", b"")
+    assert sorted(zk.get_children("/t/kids")) == [f"k{i}" for i in range(5)]
+    children, stat = zk.get_children("/t/kids", include_data=True)
+    assert stat.num_children == 5
+    with pytest.raises(NoNodeError):
+        zk.get_children("/t/kids/none")
+
+
+def test_data_watch_fires_once(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/w")
+    zk.create("/t/w/d", b"1")
+    events = []
+    zk.get("/t/w/d", watch=events.append)
+    other.set("/t/w/d", b"2")
+    other.set("/t/w/d", b"3")
+    assert wait_for(lambda: len(events) >= 1)
+    time.sleep(0.2)
+    assert len(events) == 1 and events[0].type == EventType.CHANGED
+
+
+def test_exists_watch_on_missing_node(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/w")
+    events = []
+    assert zk.exists("/t/w/later", watch=events.append) is None
+    other.create("/t/w/later", b"")
+    assert wait_for(lambda: events and events[0].type == EventType.CREATED)
+
+
+def test_child_watch(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/cw")
+    events = []
+    zk.get_children("/t/cw", watch=events.append)
+    other.create("/t/cw/x", b"")
+    assert wait_for(lambda: events and events[0].type == EventType.CHILD)
+
+
+def test_delete_watch(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/dw")
+    zk.create("/t/dw/x", b"")
+    events = []
+    zk.get("/t/dw/x", watch=events.append)
+    other.delete("/t/dw/x")
+    assert wait_for(lambda: events and events[0].type == EventType.DELETED)
+
+
+def test_watch_seen_before_new_data(zk, zk_factory):
+    """ZooKeeper's ordering guarantee: the event arrives before any reply
+    that shows the new state."""
+    other = zk_factory()
+    zk.ensure_path("/t/order")
+    zk.create("/t/order/x", b"0")
+    for i in range(1, 20):
+        seen = []
+        zk.get("/t/order/x", watch=lambda ev: seen.append(ev))
+        other.set("/t/order/x", str(i).encode())
+        while True:
+            data, _ = zk.get("/t/order/x")
+            if data == str(i).encode():
+                assert seen, "read showed the new data before the watch event"
+                break
+
+
+def test_persistent_and_recursive_watches(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/pw")
+    persistent, recursive = [], []
+    zk.add_watch("/t/pw", persistent.append, 0)
+    zk.add_watch("/t/pw", recursive.append, 1)
+    other.create("/t/pw/a", b"")
+    other.set("/t/pw", b"x")
+    other.create("/t/pw/a/b", b"")
+    other.set("/t/pw/a/b", b"y")
+    assert wait_for(lambda: len(recursive) >= 3 and len(persistent) >= 2)
+    time.sleep(0.2)
+    assert [e.type for e in persistent] == [EventType.CHILD, EventType.CHANGED]
+    assert [(e.type, e.path) for e in recursive] == [
+        (EventType.CREATED, "/t/pw/a"), (EventType.CHANGED, "/t/pw"),
+        (EventType.CREATED, "/t/pw/a/b"), (EventType.CHANGED, "/t/pw/a/b")]
+
+
+def test_remove_watches(zk, zk_factory):
+    other = zk_factory()
+    zk.ensure_path("/t/rw")
+    zk.create("/t/rw/x", b"")
+    events = []
+    zk.get("/t/rw/x", watch=events.append)
+    # kazoo has no removeWatches call; send the request on its connection.
+    from kazoo.protocol.serialization import RemoveWatches
+    zk._call(RemoveWatches("/t/rw/x", 2), zk.handler.async_result()).get(timeout=5)
+    other.set("/t/rw/x", b"changed")
+    time.sleep(0.3)
+    assert [e for e in events if e.type == EventType.CHANGED] == []
+
+
+def test_multi_transaction(zk):
+    zk.ensure_path("/t/multi")
+    t = zk.transaction()
+    t.create("/t/multi/a", b"1")
+    t.create("/t/multi/b", b"2")
+    results = t.commit()
+    assert results == ["/t/multi/a", "/t/multi/b"]
+    t = zk.transaction()
+    t.set_data("/t/multi/a", b"x")
+    t.create("/t/multi/b", b"dup")  # fails: NODEEXISTS
+    t.delete("/t/multi/a")
+    results = t.commit()
+    assert isinstance(results[1], NodeExistsError)
+    assert zk.get("/t/multi/a")[0] == b"1"  # nothing applied
+    t = zk.transaction()
+    _, stat = zk.get("/t/multi/a")
+    t.check("/t/multi/a", stat.version)
+    t.set_data("/t/multi/a", b"y")
+    assert t.commit()[0] is True
+    assert zk.get("/t/multi/a")[0] == b"y"
+
+
+def test_sync(zk):
+    assert zk.sync("/") == "/"
+
+
+def test_digest_acl(zk_factory):
+    owner = zk_factory(auth_data=[("digest", "alice:secret")])
+    owner.ensure_path("/t/acl")
+    acl = make_digest_acl("alice", "secret", all=True)
+    owner.create("/t/acl/private", b"s3cret", acl=[acl])
+    stranger = zk_factory()
+    with pytest.raises(NoAuthError):
+        stranger.get("/t/acl/private")
+    with pytest.raises(NoAuthError):
+        stranger.set("/t/acl/private", b"x")
+    assert owner.get("/t/acl/private")[0] == b"s3cret"
+    acls, stat = owner.get_acl("/t/acl/private")
+    assert acls[0].id.scheme == "digest" and stat.aversion == 0
+    owner.set_acl("/t/acl/private", OPEN_ACL_UNSAFE)
+    assert stranger.get("/t/acl/private")[0] == b"s3cret"
+    assert owner.get_acl("/t/acl/private")[1].aversion == 1
+
+
+def test_auth_scheme_and_invalid_acl(zk_factory):
+    anon = zk_factory()
+    anon.ensure_path("/t/acl2")
+    with pytest.raises(InvalidACLError):
+        anon.create("/t/acl2/x", b"", acl=[make_acl("auth", "", all=True)])
+    alice = zk_factory(auth_data=[("digest", "bob:pw")])
+    alice.create("/t/acl2/y", b"", acl=[make_acl("auth", "", all=True)])
+    acls, _ = alice.get_acl("/t/acl2/y")
+    assert acls[0].id.scheme == "digest" and acls[0].id.id.startswith("bob:")
+
+
+def test_ip_acl(zk_factory):
+    c = zk_factory()
+    c.ensure_path("/t/ip")
+    c.create("/t/ip/local", b"ok", acl=[make_acl("ip", "127.0.0.1", read=True)])
+    assert c.get("/t/ip/local")[0] == b"ok"
+    c.create("/t/ip/other", b"no", acl=[make_acl("ip", "10.1.2.0/24", read=True)])
+    with pytest.raises(NoAuthError):
+        c.get("/t/ip/other")
+
+
+def test_super_user(zk_factory):
+    alice = zk_factory(auth_data=[("digest", "carol:pw")])
+    alice.ensure_path("/t/super")
+    alice.create("/t/super/x", b"mine", acl=[make_digest_acl("carol", "pw", all=True)])
+    root = zk_factory(auth_data=[("digest", "super:test")])
+    assert root.get("/t/super/x")[0] == b"mine"
+
+
+def _raw_session_with_ephemeral(port, path, timeout_ms):
+    """Open a session by hand, create an ephemeral node, then go silent
+    (no pings), so that only expiry can remove it."""
+    import socket
+    import struct
+
+    s = socket.create_connection(("127.0.0.1", port))
+    body = struct.pack(">iqiq", 0, 0, timeout_ms, 0) + struct.pack(">i", 16) + b"\0" * 16 + b"\0"
+    s.sendall(struct.pack(">i", len(body)) + body)
+    (n,) = struct.unpack(">i", s.recv(4))
+    resp = b""
+    while len(resp) < n:
+        resp += s.recv(n - len(resp))
+    _, negotiated, sid = struct.unpack(">iiq", resp[:16])
+    p = path.encode()
+    acl = struct.pack(">i", 1) + struct.pack(">i", 31) + struct.pack(">i", 5) + b"world" + struct.pack(">i", 6) + b"anyone"
+    req = struct.pack(">ii", 1, 1) + struct.pack(">i", len(p)) + p + struct.pack(">i", 0) + acl + struct.pack(">i", 1)
+    s.sendall(struct.pack(">i", len(req)) + req)
+    (n,) = struct.unpack(">i", s.recv(4))
+    reply = b""
+    while len(reply) < n:
+        reply += s.recv(n - len(reply))
+    assert struct.unpack(">iqi", reply[:16])[2] == 0
+    return s, sid, negotiated
+
+
+def test_session_expiry_removes_ephemerals(server, zk):
+    zk.ensure_path("/t/exp")
+    sock, sid, negotiated = _raw_session_with_ephemeral(server.port, "/t/exp/e", 400)
+    assert negotiated == 400
+    _, stat = zk.get("/t/exp/e")
+    assert stat.ephemeralOwner == sid
+    events = []
+    zk.exists("/t/exp/e", watch=events.append)
+    start = time.time()
+    assert wait_for(lambda: zk.exists("/t/exp/e") is None, timeout=10)
+    assert time.time() - start >= 0.2  # not before the timeout
+    assert wait_for(lambda: events and events[0].type == EventType.DELETED)
+    sock.close()
+
+
+def test_session_timeout_negotiation(server):
+    # The server bounds are [400 ms, 60 s] in the test configuration.
+    sock, _, negotiated = _raw_session_with_ephemeral(server.port, "/t-neg-1", 10)
+    assert negotiated == 400
+    sock.close()
+    sock, _, negotiated = _raw_session_with_ephemeral(server.port, "/t-neg-2", 10 ** 6)
+    assert negotiated == 60000
+    sock.close()
+
+
+def test_session_survives_reconnect(server, zk_factory):
+    c = zk_factory()
+    c.ensure_path("/t/re")
+    c.create("/t/re/e", b"", ephemeral=True)
+    sid = c.client_id
+    states = []
+    c.add_listener(states.append)
+    # Drop the TCP connection; kazoo reconnects with the same session.
+    c._connection._socket.shutdown(2)
+    assert wait_for(lambda: KazooState.SUSPENDED in states and c.state == KazooState.CONNECTED)
+    assert c.client_id == sid
+    assert c.exists("/t/re/e") is not None
+
+
+def test_four_letter_words(server):
+    assert server.four_letter("ruok") == "imok"
+    assert "Mode: standalone" in server.four_letter("srvr")
+    assert "zk_znode_count" in server.four_letter("mntr")
+    assert server.four_letter("isro") == "rw"
+    assert "clientPort" in server.four_letter("conf")
