@@ -73,10 +73,16 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	t.Logf("%d kills, %d acknowledged writes, all present", iterations, total)
 }
 
+// quiet drops go-zookeeper's log lines about the connections the test
+// breaks on purpose.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
 // runWriter creates /crash/w<w>/<seq> one at a time until the connection
 // breaks, recording what was acknowledged.
 func runWriter(addr string, w int, acked, issued *int, stop chan struct{}) {
-	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false))
+	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		return
 	}
@@ -116,7 +122,7 @@ func runWriter(addr string, w int, acked, issued *int, stop chan struct{}) {
 // acked <= k <= issued.
 func checkState(t *testing.T, addr string, writers int, acked, issued []int, it int) {
 	t.Helper()
-	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false))
+	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -159,8 +160,8 @@ func normalize(v any, sessions []int64) string {
 	return s
 }
 
-// scrub copies v with Stat time/zxid fields zeroed and ephemeral owners
-// mapped to the session's index.
+// scrub copies v with Stat time/zxid fields zeroed, ephemeral owners
+// mapped to the session's index, and name lists sorted.
 func scrub(v reflect.Value, sessions []int64) any {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -191,6 +192,13 @@ func scrub(v reflect.Value, sessions []int64) any {
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return string(v.Bytes())
+		}
+		if v.Type().Elem().Kind() == reflect.String {
+			// Children and ephemerals come in no specified order
+			// (ZooKeeper's is hash order); compare them as sets.
+			names := append([]string(nil), v.Interface().([]string)...)
+			sort.Strings(names)
+			return names
 		}
 		out := make([]any, v.Len())
 		for i := range out {

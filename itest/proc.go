@@ -64,7 +64,8 @@ type Proc struct {
 }
 
 // StartServer starts a standalone server on port with dataDir and extra
-// flags, and waits until it answers `ruok`.
+// flags, and waits until it answers `srvr` (the one four-letter word the
+// default whitelist allows).
 func StartServer(dataDir string, port int, extra ...string) (*Proc, error) {
 	bin, err := Binary()
 	if err != nil {
@@ -83,7 +84,7 @@ func StartServer(dataDir string, port int, extra ...string) (*Proc, error) {
 	go func() { p.Cmd.Wait(); close(p.exited) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if out, err := FourLetter(p.Addr, "ruok"); err == nil && out == "imok" {
+		if out, err := FourLetter(p.Addr, "srvr"); err == nil && strings.Contains(out, "Mode: ") {
 			return p, nil
 		}
 		select {
@@ -93,7 +94,7 @@ func StartServer(dataDir string, port int, extra ...string) (*Proc, error) {
 		}
 	}
 	p.Kill()
-	return nil, fmt.Errorf("server did not answer ruok within 20s:\n%s", p.Log.String())
+	return nil, fmt.Errorf("server did not answer srvr within 20s:\n%s", p.Log.String())
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

@@ -30,7 +30,7 @@ PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); p
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; rm -rf "$DIR"' EXIT
 for _ in $(seq 1 200); do
-  if [[ "$(timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; printf ruok >&3; cat <&3" 2>/dev/null || true)" == imok ]]; then break; fi
+  if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; printf srvr >&3; cat <&3" 2>/dev/null | grep -q '^Mode: '; then break; fi
   sleep 0.05
 done
 run_cli "127.0.0.1:$PORT" > "$DIR/actual.txt"

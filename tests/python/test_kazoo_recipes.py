@@ -47,7 +47,7 @@ def test_lock_contenders_and_timeout(zk_factory):
     la = a.Lock("/r/lock2", "a")
     lb = b.Lock("/r/lock2", "b")
     assert la.acquire()
-    assert not lb.acquire(timeout=0.3)
+    assert not lb.acquire(blocking=False)
     assert la.contenders() == ["a"]
     la.release()
     assert lb.acquire(timeout=5)
@@ -74,11 +74,11 @@ def test_read_write_lock(zk_factory):
     wl = w.WriteLock("/r/rw", "w")
     assert rl1.acquire(timeout=5)
     assert rl2.acquire(timeout=5)  # readers share
-    assert not wl.acquire(timeout=0.3)
+    assert not wl.acquire(blocking=False)
     rl1.release()
     rl2.release()
     assert wl.acquire(timeout=5)
-    assert not r1.ReadLock("/r/rw", "r1b").acquire(timeout=0.3)
+    assert not r1.ReadLock("/r/rw", "r1b").acquire(blocking=False)
     wl.release()
 
 
@@ -87,7 +87,7 @@ def test_semaphore(zk_factory):
     sems = [c.Semaphore("/r/sem", f"s{i}", max_leases=2) for i, c in enumerate(clients)]
     assert sems[0].acquire(timeout=5)
     assert sems[1].acquire(timeout=5)
-    assert not sems[2].acquire(timeout=0.3)
+    assert not sems[2].acquire(blocking=False)
     sems[0].release()
     assert sems[2].acquire(timeout=5)
     sems[1].release()
