@@ -10,7 +10,7 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build run test test-go test-python test-java vet setup setup-python setup-java fuzz clean
+.PHONY: all build run test test-go test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper clean
 
 all: build
 
@@ -22,7 +22,7 @@ run: build
 	$(BIN) server --data-dir $(RUN_DIR) --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
-test: vet build setup test-go test-python test-java
+test: vet build setup test-go test-sim test-python test-java
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
@@ -30,6 +30,18 @@ vet:
 
 test-go: build
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib $(GO) test -count=1 -timeout 12m ./...
+
+## test-sim: 500 simulator seeds over classic-3, 9-3-3, 27-3-3 and 50-5-10, half in swarm mode.
+test-sim:
+	SIM_SEEDS=125 $(GO) test -count=1 -timeout 20m -run TestSeeds ./sim
+
+## sim-long: 100,000 simulator seeds (hours).
+sim-long:
+	SIM_SEEDS=25000 SIM_SEED_BASE=1000000 $(GO) test -count=1 -timeout 0 -run TestSeeds ./sim
+
+## bench-vs-zookeeper: giraffe bench against standalone Giraffe and ZooKeeper 3.9.4 in one run.
+bench-vs-zookeeper:
+	scripts/bench-vs-zookeeper.sh 10s 3
 
 setup: setup-python setup-java
 

@@ -1,5 +1,7 @@
 package zkproto
 
+import "fmt"
+
 // Xid is a client-chosen request id echoed in the reply header.
 type Xid int32
 
@@ -199,4 +201,19 @@ func DecodeACLs(d *Decoder) []ACL {
 		}
 	}
 	return acls
+}
+
+var eventNames = map[EventType]string{
+	EventNone: "None", EventNodeCreated: "NodeCreated", EventNodeDeleted: "NodeDeleted",
+	EventNodeDataChanged: "NodeDataChanged", EventNodeChildrenChanged: "NodeChildrenChanged",
+	EventDataWatchRemoved: "DataWatchRemoved", EventChildWatchRemoved: "ChildWatchRemoved",
+	EventPersistentWatchRemoved: "PersistentWatchRemoved",
+}
+
+// String returns ZooKeeper's name for the event type.
+func (t EventType) String() string {
+	if n, ok := eventNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("event(%d)", int32(t))
 }
