@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -308,5 +309,86 @@ server.1=localhost:2888:3888
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClientAheadIsRefused: a client that has seen a newer zxid than the
+// server (it talked to a server further ahead) is closed, not served stale
+// state.
+func TestClientAheadIsRefused(t *testing.T) {
+	s := startServer(t)
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	e := zkproto.NewEncoder(nil)
+	(&zkproto.ConnectRequest{LastZxidSeen: 1 << 40, TimeOut: 10000, Passwd: make([]byte, 16), HasReadOnly: true}).Encode(e)
+	c.Write(frame(e.Bytes()))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.Read(make([]byte, 64)); err == nil {
+		t.Fatalf("server answered a client ahead of it with %d bytes", n)
+	}
+}
+
+// TestSetWatches2RestoresPersistentWatches: persistent and recursive
+// watches come back through setWatches2 after a reconnect.
+func TestSetWatches2RestoresPersistentWatches(t *testing.T) {
+	s := startServer(t)
+	a, b := dialRaw(t, s), dialRaw(t, s)
+	call(t, a, zkproto.OpCreate, &zkproto.CreateRequest{Path: "/s2", ACL: zkproto.OpenACLUnsafe}, nil, zkproto.OK)
+	a.Close()
+	a2, err := itest.DialRaw(s.Addr().String(), 10000, a.SessionID, a.Passwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a2.Close()
+	call(t, a2, zkproto.OpSetWatches2, &zkproto.SetWatches2{RelativeZxid: a.LastZxid,
+		PersistentWatches: []string{"/s2"}, PersistentRecursiveWatches: []string{"/s2"}}, nil, zkproto.OK)
+	call(t, b, zkproto.OpCreate, &zkproto.CreateRequest{Path: "/s2/c", ACL: zkproto.OpenACLUnsafe}, nil, zkproto.OK)
+	call(t, b, zkproto.OpCreate, &zkproto.CreateRequest{Path: "/s2/c/d", ACL: zkproto.OpenACLUnsafe}, nil, zkproto.OK)
+	var got []string
+	for len(got) < 3 {
+		ev, err := a2.WaitEvent(5 * time.Second)
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		got = append(got, ev.Type.String()+" "+ev.Path)
+	}
+	// Creating /s2/c fires the recursive watch (created) and the persistent
+	// one on /s2 (children changed); creating /s2/c/d only the recursive one,
+	// which never reports children changes.
+	want := []string{"NodeCreated /s2/c", "NodeChildrenChanged /s2", "NodeCreated /s2/c/d"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if ev, err := a2.WaitEvent(300 * time.Millisecond); err == nil {
+		t.Fatalf("unexpected event %+v", ev)
+	}
+}
+
+// TestSnapshotsAndRestart: with a small snapCount the server writes
+// snapshots and purges old ones, and a restart recovers exactly the state.
+func TestSnapshotsAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	mut := func(c *server.Config) { c.DataDir = dir; c.SnapCount = 200 }
+	s := startServer(t, mut)
+	r := dialRaw(t, s)
+	call(t, r, zkproto.OpCreate, &zkproto.CreateRequest{Path: "/snap", ACL: zkproto.OpenACLUnsafe}, nil, zkproto.OK)
+	for i := 0; i < 1500; i++ {
+		call(t, r, zkproto.OpSetData, &zkproto.SetDataRequest{Path: "/snap", Data: []byte(fmt.Sprint(i)), Version: -1}, &zkproto.SetDataResponse{}, zkproto.OK)
+	}
+	r.Close()
+	s.Close()
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snap", "snapshot.*"))
+	if len(snaps) == 0 || len(snaps) > 4 {
+		t.Fatalf("%d snapshots on disk, want between 1 and retain+1", len(snaps))
+	}
+	s2 := startServer(t, mut)
+	r2 := dialRaw(t, s2)
+	var got zkproto.GetDataResponse
+	call(t, r2, zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/snap"}, &got, zkproto.OK)
+	if string(got.Data) != "1499" || got.Stat.Version != 1500 {
+		t.Fatalf("after restart: %q version %d", got.Data, got.Stat.Version)
 	}
 }
