@@ -83,6 +83,7 @@ func (s *Server) fourLetterText(word string, c *conn) string {
 }
 
 func (s *Server) resetStats() {
+	s.latency.reset()
 	s.connsMu.Lock()
 	for _, c := range s.conns {
 		c.received.Store(0)
@@ -113,8 +114,8 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	s.treeMu.RLock()
 	zxid, nodes := s.pipe.lastZxid(), s.tree.NodeCount()
 	s.treeMu.RUnlock()
-	fmt.Fprintf(b, "Latency min/avg/max: 0/0.0/0\nReceived: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
-		rcv, snt, conns, len(s.pipe.in))
+	fmt.Fprintf(b, "Latency min/avg/max: %s\nReceived: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
+		s.latency.String(), rcv, snt, conns, len(s.pipe.in))
 	fmt.Fprintf(b, "Zxid: 0x%x\nMode: standalone\nNode count: %d\n", zxid, nodes)
 	b.WriteString("Giraffe role: standalone\n")
 }
@@ -145,6 +146,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	kv := [][2]any{
 		{"zk_version", Version},
 		{"zk_server_state", "standalone"},
+		{"zk_avg_latency", s.latency.avgMillis()},
 		{"zk_num_alive_connections", conns},
 		{"zk_outstanding_requests", len(s.pipe.in)},
 		{"zk_packets_received", rcv},

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strings"
+	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
@@ -97,9 +98,11 @@ func (c *conn) handle(frame []byte) string {
 		}})
 		return ""
 	}
+	start := time.Now()
 	c.ordered(func() {
 		body, code := c.read(h.Op, req)
 		c.reply(h.Xid, s.pipe.lastZxid(), code, body)
+		s.latency.observe(time.Since(start))
 	})
 	return ""
 }
@@ -124,9 +127,11 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 		return
 	}
 	e := &txn.Entry{Session: c.sessionID(), Auth: c.authIDs(), Op: op}
+	start := time.Now()
 	c.enqueueProposal(&proposal{entry: e, applied: func(res txn.Result, e *txn.Entry) {
 		code, body := writeReply(h.Op, &op, &res)
 		c.reply(h.Xid, e.Zxid, code, body)
+		s.latency.observe(time.Since(start))
 	}})
 }
 

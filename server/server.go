@@ -52,6 +52,7 @@ type Server struct {
 	nextConnID watch.WatcherID
 
 	sessions *sessionTracker
+	latency  latencyStats
 	pipe     *pipeline
 	snaps    *snapshotter
 	metrics  *metrics

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// latencyStats keeps what srvr and mntr report as "Latency min/avg/max":
+// the time from reading a request to queueing its reply, in milliseconds,
+// since start or the last srst.
+type latencyStats struct {
+	mu    sync.Mutex
+	count int64
+	sum   time.Duration
+	min   time.Duration
+	max   time.Duration
+}
+
+// observe records one request's latency.
+func (l *latencyStats) observe(d time.Duration) {
+	l.mu.Lock()
+	if l.count == 0 || d < l.min {
+		l.min = d
+	}
+	if d > l.max {
+		l.max = d
+	}
+	l.count++
+	l.sum += d
+	l.mu.Unlock()
+}
+
+// reset forgets everything observed so far.
+func (l *latencyStats) reset() {
+	l.mu.Lock()
+	*l = latencyStats{}
+	l.mu.Unlock()
+}
+
+// String formats min/avg/max as ZooKeeper does (ms, the average with one
+// decimal).
+func (l *latencyStats) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return "0/0.0/0"
+	}
+	avg := float64(l.sum) / float64(l.count) / float64(time.Millisecond)
+	return fmt.Sprintf("%d/%.1f/%d", l.min.Milliseconds(), avg, l.max.Milliseconds())
+}
+
+// avgMillis is the mean latency in milliseconds (mntr's zk_avg_latency).
+func (l *latencyStats) avgMillis() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return "0.0"
+	}
+	return fmt.Sprintf("%.4f", float64(l.sum)/float64(l.count)/float64(time.Millisecond))
+}
