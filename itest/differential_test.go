@@ -108,6 +108,13 @@ func differentialScript() []step {
 		{0, zkproto.OpGetACL, &zkproto.GetACLRequest{Path: "/d/mine"}},
 		{1, zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/d/mine"}},
 		{1, zkproto.OpCreate, &zkproto.CreateRequest{Path: "/d/theirs", ACL: zkproto.CreatorAllACL}},
+		// Events are filtered by READ on the node: session 1 watches a node,
+		// loses READ on it, and is not told of the change.
+		{0, zkproto.OpCreate, mk("/d/filtered", "", 0)},
+		{1, zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/d/filtered", Watch: true}},
+		{0, zkproto.OpSetACL, &zkproto.SetACLRequest{Path: "/d/filtered", ACL: zkproto.CreatorAllACL, Version: -1}},
+		{0, zkproto.OpSetData, &zkproto.SetDataRequest{Path: "/d/filtered", Data: []byte("secret"), Version: -1}},
+		{0, zkproto.OpDelete, &zkproto.DeleteRequest{Path: "/d/filtered", Version: -1}},
 		{1, zkproto.OpGetData, &zkproto.GetDataRequest{Path: "/zookeeper"}},
 		{1, zkproto.OpGetChildren, &zkproto.GetChildrenRequest{Path: "/zookeeper"}},
 		{1, zkproto.OpDelete, &zkproto.DeleteRequest{Path: "/zookeeper", Version: -1}},

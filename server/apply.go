@@ -1,9 +1,11 @@
 package server
 
 import (
+	"github.com/giraffe-coord/giraffe/internal/acl"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // applyEntry applies one ordered entry to the tree; the applier holds the
@@ -23,14 +25,17 @@ func (s *Server) triggerWatches(trig []datatree.Trigger, out []watch.Delivery) [
 	if len(trig) == 0 {
 		return out
 	}
-	s.watchMu.Lock()
 	for _, t := range trig {
+		start := len(out)
+		s.watchMu.Lock()
 		out = s.watches.Trigger(watch.Event{Type: t.Type, Path: t.Path, Zxid: t.Zxid}, out)
-	}
-	s.watchMu.Unlock()
-	for _, d := range out {
-		if c := s.connByID(d.Watcher); c != nil {
-			c.sendEvent(d.Event)
+		s.watchMu.Unlock()
+		for _, d := range out[start:] {
+			// As ZooKeeper 3.9 (ServerCnxn.process): a watcher without READ
+			// on the node is not told.
+			if c := s.connByID(d.Watcher); c != nil && acl.Check(t.ACL, zkproto.PermRead, c.authIDs()) {
+				c.sendEvent(d.Event)
+			}
 		}
 	}
 	return out

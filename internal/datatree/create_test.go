@@ -78,8 +78,8 @@ func TestCreateStat(t *testing.T) {
 		root.Mzxid != 0 || root.Version != 0 {
 		t.Fatalf("root after create: %+v (before %+v)", root, rootBefore)
 	}
-	wantTrig := []Trigger{{zkproto.EventNodeCreated, "/a", z}, {zkproto.EventNodeChildrenChanged, "/", z}}
-	if !slices.Equal(trig, wantTrig) {
+	wantTrig := []Trigger{{zkproto.EventNodeCreated, "/a", z, nil}, {zkproto.EventNodeChildrenChanged, "/", z, nil}}
+	if !equalTriggers(trig, wantTrig) {
 		t.Fatalf("triggers %v, want %v", trig, wantTrig)
 	}
 

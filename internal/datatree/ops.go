@@ -124,8 +124,8 @@ func (t *Tree) create(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []Tr
 	t.addNode(path, parent, name, n, t.acls.acquire(list))
 
 	trig = append(trig,
-		Trigger{Type: zkproto.EventNodeCreated, Path: path, Zxid: e.Zxid},
-		Trigger{Type: zkproto.EventNodeChildrenChanged, Path: parentPath, Zxid: e.Zxid})
+		Trigger{Type: zkproto.EventNodeCreated, Path: path, Zxid: e.Zxid, ACL: n.acl.list},
+		Trigger{Type: zkproto.EventNodeChildrenChanged, Path: parentPath, Zxid: e.Zxid, ACL: parent.acl.list})
 	return txn.Result{Path: path, Stat: n.stat()}, trig
 }
 
@@ -176,10 +176,11 @@ func (t *Tree) deleteNode(path, parentPath string, parent *node, name string, n 
 		parent.pzxid = zxid
 	}
 	t.endChange(parent)
+	acls := n.acl.list
 	t.removeNode(path, parent, name, n)
 	return append(trig,
-		Trigger{Type: zkproto.EventNodeDeleted, Path: path, Zxid: zxid},
-		Trigger{Type: zkproto.EventNodeChildrenChanged, Path: parentPath, Zxid: zxid})
+		Trigger{Type: zkproto.EventNodeDeleted, Path: path, Zxid: zxid, ACL: acls},
+		Trigger{Type: zkproto.EventNodeChildrenChanged, Path: parentPath, Zxid: zxid, ACL: parent.acl.list})
 }
 
 func (t *Tree) setData(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []Trigger) {
@@ -206,7 +207,7 @@ func (t *Tree) setData(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []T
 	n.mzxid = e.Zxid
 	n.version++
 	t.endChange(n)
-	trig = append(trig, Trigger{Type: zkproto.EventNodeDataChanged, Path: o.Path, Zxid: e.Zxid})
+	trig = append(trig, Trigger{Type: zkproto.EventNodeDataChanged, Path: o.Path, Zxid: e.Zxid, ACL: n.acl.list})
 	return okStat(n), trig
 }
 

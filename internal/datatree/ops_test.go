@@ -73,7 +73,7 @@ func TestDelete(t *testing.T) {
 	if after != want {
 		t.Fatalf("parent after delete %+v, want %+v", after, want)
 	}
-	if !slices.Equal(trig, []Trigger{{zkproto.EventNodeDeleted, "/a/b", z}, {zkproto.EventNodeChildrenChanged, "/a", z}}) {
+	if !equalTriggers(trig, []Trigger{{zkproto.EventNodeDeleted, "/a/b", z, nil}, {zkproto.EventNodeChildrenChanged, "/a", z, nil}}) {
 		t.Fatalf("triggers %v", trig)
 	}
 	if _, code := h.tree.Exists("/a/b", nil); code != zkproto.ErrNoNode {
@@ -116,7 +116,7 @@ func TestSetData(t *testing.T) {
 	if r.Stat != want || stat(t, h.tree, "/a") != want {
 		t.Fatalf("setData stat %+v, want %+v", r.Stat, want)
 	}
-	if !slices.Equal(trig, []Trigger{{zkproto.EventNodeDataChanged, "/a", h.zxid}}) {
+	if !equalTriggers(trig, []Trigger{{zkproto.EventNodeDataChanged, "/a", h.zxid, nil}}) {
 		t.Fatalf("triggers %v", trig)
 	}
 	if d, _, _ := h.tree.GetData("/a", nil); string(d) != "hello" {

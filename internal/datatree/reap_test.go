@@ -85,7 +85,7 @@ func TestReapCandidates(t *testing.T) {
 		t.Errorf("deleteContainer of an ephemeral = %v", got)
 	}
 	_, trig := h.must(txn.Entry{Time: 5000, Op: txn.Op{Kind: txn.KindDeleteContainer, Path: "/t1"}})
-	if !slices.Equal(trig, []Trigger{{zkproto.EventNodeDeleted, "/t1", h.zxid}, {zkproto.EventNodeChildrenChanged, "/", h.zxid}}) {
+	if !equalTriggers(trig, []Trigger{{zkproto.EventNodeDeleted, "/t1", h.zxid, nil}, {zkproto.EventNodeChildrenChanged, "/", h.zxid, nil}}) {
 		t.Errorf("deleteContainer triggers %v", trig)
 	}
 }

@@ -79,11 +79,11 @@ func TestCloseSession(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	want := []Trigger{
-		{zkproto.EventNodeDeleted, "/e1", z}, {zkproto.EventNodeChildrenChanged, "/", z},
-		{zkproto.EventNodeDeleted, "/p/e2", z}, {zkproto.EventNodeChildrenChanged, "/p", z},
-		{zkproto.EventNodeDeleted, "/p/e30000000001", z}, {zkproto.EventNodeChildrenChanged, "/p", z},
+		{zkproto.EventNodeDeleted, "/e1", z, nil}, {zkproto.EventNodeChildrenChanged, "/", z, nil},
+		{zkproto.EventNodeDeleted, "/p/e2", z, nil}, {zkproto.EventNodeChildrenChanged, "/p", z, nil},
+		{zkproto.EventNodeDeleted, "/p/e30000000001", z, nil}, {zkproto.EventNodeChildrenChanged, "/p", z, nil},
 	}
-	if !slices.Equal(trig, want) {
+	if !equalTriggers(trig, want) {
 		t.Fatalf("triggers\n got %v\nwant %v", trig, want)
 	}
 	p := stat(t, h.tree, "/p")

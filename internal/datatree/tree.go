@@ -13,6 +13,10 @@ type Trigger struct {
 	Type zkproto.EventType
 	Path string
 	Zxid int64
+	// ACL is the ACL of the node the event is about (for a deletion, the
+	// ACL it had), shared with the tree and never to be modified. As in
+	// ZooKeeper 3.9, only watchers with READ on it are told.
+	ACL []zkproto.ACL
 }
 
 // SessionInfo is a session table entry.
