@@ -2,8 +2,16 @@ package zkproto
 
 import "fmt"
 
+// A multi request is a list of (MultiHeader, op record) pairs closed by the
+// terminator header {-1, true, -1}; its response is a list of (MultiHeader,
+// result record) pairs closed the same way (MultiOperationRecord.java,
+// MultiResponse.java). The list has no count, so each decoder below is
+// bounded by its input: every element costs at least its 9-byte header, so
+// a frame of n bytes holds at most n/9 ops, and nothing is allocated ahead
+// of the bytes that justify it.
+
 // MultiHeader precedes each op of a multi request and each result of a
-// multi response; {-1, true, -1} ends the list.
+// multi response; a header with Done set ends the list.
 type MultiHeader struct {
 	Type OpCode
 	Done bool
@@ -21,24 +29,97 @@ func (h *MultiHeader) Decode(d *Decoder) error {
 	return d.Err()
 }
 
-// MultiOp is one op of a multi or multiRead request.
+// multiEnd is the terminator ZooKeeper writes after the last op or result.
+var multiEnd = MultiHeader{Type: -1, Done: true, Err: -1}
+
+// MultiOp is one op of a multi or multiRead request. Req is a
+// *CreateRequest (create, create2, createContainer), *CreateTTLRequest,
+// *DeleteRequest, *SetDataRequest or *CheckVersionRequest in a multi, and a
+// *GetDataRequest or *GetChildrenRequest in a multiRead.
 type MultiOp struct {
 	Op  OpCode
 	Req Record
 }
 
-// MultiRequest is the body of multi and multiRead.
+// MultiRequest is the body of multi and multiRead. Every op must be of the
+// same kind (all writes or all reads), as MultiOperationRecord requires.
 type MultiRequest struct{ Ops []MultiOp }
 
-// Encode writes r with its terminator.
+// Encode writes r with its terminator. Each op is written with the header
+// {Op, false, -1}. An op whose Req is nil is written with the zero record
+// of its type, so the frame stays well formed.
 func (r *MultiRequest) Encode(e *Encoder) {
-	for _, op := range r.Ops {
-		h := MultiHeader{Type: op.Op, Done: false, Err: -1}
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		h := MultiHeader{Type: op.Op, Err: -1}
 		h.Encode(e)
-		op.Req.Encode(e)
+		req := op.Req
+		if req == nil {
+			req = newMultiOpRequest(op.Op)
+		}
+		if req != nil {
+			req.Encode(e)
+		}
 	}
-	end := MultiHeader{Type: -1, Done: true, Err: -1}
-	end.Encode(e)
+	multiEnd.Encode(e)
+}
+
+// Decode reads r up to and including its terminator. An op type that may
+// not appear in a multi, or a mix of reads and writes, is an error (what
+// MultiOperationRecord.deserialize rejects with an IOException).
+func (r *MultiRequest) Decode(d *Decoder) error {
+	var ops []MultiOp
+	r.Ops = nil
+	var kind opKind
+	for {
+		var h MultiHeader
+		if h.Decode(d) != nil {
+			return d.Err()
+		}
+		if h.Done {
+			r.Ops = ops
+			return nil
+		}
+		req := newMultiOpRequest(h.Type)
+		if req == nil {
+			d.Fail(fmt.Errorf("zkproto: op %s is not allowed in a multi", h.Type))
+			return d.Err()
+		}
+		k := kindOf(h.Type)
+		if kind == kindNone {
+			kind = k
+		} else if k != kind {
+			d.Fail(fmt.Errorf("zkproto: multi mixes read and write ops (%s)", h.Type))
+			return d.Err()
+		}
+		if req.Decode(d) != nil {
+			return d.Err()
+		}
+		ops = append(ops, MultiOp{Op: h.Type, Req: req})
+	}
+}
+
+// opKind is Op.OpKind: a multi is all transactions or all reads.
+type opKind uint8
+
+const (
+	kindNone opKind = iota
+	kindWrite
+	kindRead
+)
+
+// kindOf returns the kind of an op allowed in a multi.
+func kindOf(op OpCode) opKind {
+	if op == OpGetData || op == OpGetChildren {
+		return kindRead
+	}
+	return kindWrite
+}
+
+// IsRead reports whether r holds read ops, so that a client sends it as
+// multiRead rather than multi. Decode guarantees all ops share one kind.
+func (r *MultiRequest) IsRead() bool {
+	return len(r.Ops) > 0 && kindOf(r.Ops[0].Op) == kindRead
 }
 
 // newMultiOpRequest returns an empty request record for an op allowed in a
@@ -63,33 +144,14 @@ func newMultiOpRequest(op OpCode) Record {
 	return nil
 }
 
-// Decode reads r up to and including its terminator. An op type that may
-// not appear in a multi is an error. Every op consumes at least its 9-byte
-// header, so the op count is bounded by the frame size.
-func (r *MultiRequest) Decode(d *Decoder) error {
-	r.Ops = r.Ops[:0]
-	for {
-		var h MultiHeader
-		if err := h.Decode(d); err != nil {
-			return err
-		}
-		if h.Done {
-			return nil
-		}
-		req := newMultiOpRequest(h.Type)
-		if req == nil {
-			d.Fail(fmt.Errorf("zkproto: op %s is not allowed in a multi", h.Type))
-			return d.Err()
-		}
-		if err := req.Decode(d); err != nil {
-			return err
-		}
-		r.Ops = append(r.Ops, MultiOp{Op: h.Type, Req: req})
-	}
-}
-
-// MultiResult is one result of a multi response. Op is OpError for a
-// failed op, with Err its code and Resp an *ErrorResponse.
+// MultiResult is one result of a multi or multiRead response.
+//
+// For a successful op, Op is its type and Resp its result: *CreateResponse
+// for create; *Create2Response for create2, createTTL and createContainer;
+// nil for delete and check; *SetDataResponse for setData;
+// *GetDataResponse and *GetChildrenResponse in a multiRead. For a failed op
+// Op is OpError, Err its code and Resp an *ErrorResponse (Err is what is
+// encoded; Resp may be nil).
 type MultiResult struct {
 	Op   OpCode
 	Err  Code
@@ -99,26 +161,46 @@ type MultiResult struct {
 // MultiResponse answers multi and multiRead.
 type MultiResponse struct{ Results []MultiResult }
 
-// Encode writes r with its terminator.
+// Encode writes r with its terminator, in the form ZooKeeper's clients
+// accept: createTTL and createContainer results go out as create2 (as
+// FinalRequestProcessor builds them; MultiResponse.deserialize knows no
+// other create type), the header's err is 0 except for an error result,
+// and a result whose Resp is nil is written with the zero record of its
+// type so the frame stays well formed.
 func (r *MultiResponse) Encode(e *Encoder) {
-	for _, res := range r.Results {
-		h := MultiHeader{Type: res.Op, Done: false, Err: res.Err}
+	for i := range r.Results {
+		res := &r.Results[i]
+		typ := res.Op
+		if typ == OpCreateTTL || typ == OpCreateContainer {
+			typ = OpCreate2
+		}
+		if typ == OpError {
+			h := MultiHeader{Type: OpError, Err: res.Err}
+			h.Encode(e)
+			e.Int(int32(res.Err)) // ErrorResponse
+			continue
+		}
+		h := MultiHeader{Type: typ}
 		h.Encode(e)
-		if res.Resp != nil {
-			res.Resp.Encode(e)
+		resp := res.Resp
+		if resp == nil {
+			resp, _ = newMultiResult(typ)
+		}
+		if resp != nil {
+			resp.Encode(e)
 		}
 	}
-	end := MultiHeader{Type: -1, Done: true, Err: -1}
-	end.Encode(e)
+	multiEnd.Encode(e)
 }
 
-// newMultiResult returns an empty result record for a result type, nil for
-// types whose result has no body, and ok=false for an unknown type.
-func newMultiResult(op OpCode) (Record, bool) {
+// newMultiResult returns an empty result record for a result type (nil for
+// delete and check, whose results have no body) and ok=false for a type
+// MultiResponse.deserialize rejects.
+func newMultiResult(op OpCode) (rec Record, ok bool) {
 	switch op {
 	case OpCreate:
 		return &CreateResponse{}, true
-	case OpCreate2, OpCreateTTL, OpCreateContainer:
+	case OpCreate2:
 		return &Create2Response{}, true
 	case OpDelete, OpCheck:
 		return nil, true
@@ -134,31 +216,36 @@ func newMultiResult(op OpCode) (Record, bool) {
 	return nil, false
 }
 
-// Decode reads r up to and including its terminator.
+// Decode reads r up to and including its terminator. Result types other
+// than those MultiResponse.deserialize accepts are an error. The header's
+// err is ignored, as in ZooKeeper: an error result's code is the one in its
+// ErrorResponse.
 func (r *MultiResponse) Decode(d *Decoder) error {
-	r.Results = r.Results[:0]
+	var results []MultiResult
+	r.Results = nil
 	for {
 		var h MultiHeader
-		if err := h.Decode(d); err != nil {
-			return err
+		if h.Decode(d) != nil {
+			return d.Err()
 		}
 		if h.Done {
+			r.Results = results
 			return nil
 		}
 		resp, ok := newMultiResult(h.Type)
 		if !ok {
-			d.Fail(fmt.Errorf("zkproto: unknown multi result type %d", int32(h.Type)))
+			d.Fail(fmt.Errorf("zkproto: invalid type %s in a multi response", h.Type))
 			return d.Err()
 		}
-		res := MultiResult{Op: h.Type, Err: h.Err, Resp: resp}
+		res := MultiResult{Op: h.Type, Resp: resp}
 		if resp != nil {
-			if err := resp.Decode(d); err != nil {
-				return err
+			if resp.Decode(d) != nil {
+				return d.Err()
 			}
-			if er, ok := resp.(*ErrorResponse); ok {
+			if er, isErr := resp.(*ErrorResponse); isErr {
 				res.Err = er.Err
 			}
 		}
-		r.Results = append(r.Results, res)
+		results = append(results, res)
 	}
 }

@@ -4,16 +4,27 @@ import (
 	"bytes"
 	"encoding/hex"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 )
 
-// sampleRecords holds one populated value of every record, for round-trip
-// and truncation tests.
+// testStat has a distinct value in every field, so a field written in the
+// wrong place shows up.
+var testStat = Stat{Czxid: 1, Mzxid: 2, Ctime: 3, Mtime: 4, Version: 5, Cversion: 6, Aversion: 7,
+	EphemeralOwner: 8, DataLength: 9, NumChildren: 10, Pzxid: 11}
+
+var testACL = []ACL{{Perms: PermAll, ID: AnyoneID}, {Perms: PermRead, ID: Id{Scheme: "ip", ID: "10.0.0.0/8"}}}
+
+// sampleRecords holds a populated value of every record of the package,
+// keyed by a name, for round-trip, truncation and fuzz-seed use.
 func sampleRecords() map[string]Record {
-	st := Stat{Czxid: 1, Mzxid: 2, Ctime: 3, Mtime: 4, Version: 5, Cversion: 6, Aversion: 7,
-		EphemeralOwner: 8, DataLength: 9, NumChildren: 10, Pzxid: 11}
-	acl := []ACL{{Perms: PermAll, ID: AnyoneID}, {Perms: PermRead, ID: Id{Scheme: "ip", ID: "10.0.0.0/8"}}}
+	st := testStat
+	acl := testACL
 	return map[string]Record{
+		"Stat":            &Stat{Czxid: -1, Mzxid: 1 << 40, Ctime: 1700000000000, Version: -1, Pzxid: 3},
+		"Id":              &Id{Scheme: "digest", ID: "u:x"},
+		"ACL":             &ACL{Perms: PermCreate | PermDelete, ID: Id{Scheme: "world", ID: "anyone"}},
 		"RequestHeader":   &RequestHeader{Xid: 7, Op: OpGetData},
 		"ReplyHeader":     &ReplyHeader{Xid: 7, Zxid: 0x100000002, Err: ErrNoNode},
 		"ConnectRequest":  &ConnectRequest{LastZxidSeen: 5, TimeOut: 30000, SessionID: 9, Passwd: make([]byte, 16), ReadOnly: true, HasReadOnly: true},
@@ -51,7 +62,8 @@ func sampleRecords() map[string]Record {
 		"AddWatch":      &AddWatchRequest{Path: "/p", Mode: AddWatchPersistentRecursive},
 		"CheckWatches":  &CheckWatchesRequest{Path: "/p", Type: WatcherAny},
 		"RemoveWatches": &RemoveWatchesRequest{Path: "/p", Type: WatcherData},
-		"WhoAmI":        &WhoAmIResponse{ClientInfo: []ClientInfo{{AuthScheme: "ip", User: "127.0.0.1"}}},
+		"ClientInfo":    &ClientInfo{AuthScheme: "digest", User: "bob"},
+		"WhoAmI":        &WhoAmIResponse{ClientInfo: []ClientInfo{{AuthScheme: "ip", User: "127.0.0.1"}, {AuthScheme: "digest", User: "u"}}},
 		"WatcherEvent":  &WatcherEvent{Type: EventNodeDataChanged, State: StateSyncConnected, Path: "/a"},
 		"ErrorResponse": &ErrorResponse{Err: ErrBadVersion},
 		"Reconfig":      &ReconfigRequest{JoiningServers: "a", LeavingServers: "b", NewMembers: "", CurConfigID: -1},
@@ -64,15 +76,38 @@ func sampleRecords() map[string]Record {
 			{Op: OpSetData, Req: &SetDataRequest{Path: "/m", Data: []byte("2"), Version: -1}},
 			{Op: OpDelete, Req: &DeleteRequest{Path: "/m", Version: -1}},
 			{Op: OpCreateTTL, Req: &CreateTTLRequest{Path: "/t", ACL: acl, Flags: ModePersistentWithTTL, TTL: 5}},
+			{Op: OpCreate2, Req: &CreateRequest{Path: "/c2", ACL: acl}},
+			{Op: OpCreateContainer, Req: &CreateRequest{Path: "/cc", ACL: acl, Flags: ModeContainer}},
+		}},
+		"MultiReadRequest": &MultiRequest{Ops: []MultiOp{
+			{Op: OpGetData, Req: &GetDataRequest{Path: "/m"}},
+			{Op: OpGetChildren, Req: &GetChildrenRequest{Path: "/"}},
 		}},
 		"MultiResponse": &MultiResponse{Results: []MultiResult{
 			{Op: OpCreate, Resp: &CreateResponse{Path: "/m"}},
 			{Op: OpCreate2, Resp: &Create2Response{Path: "/n", Stat: st}},
 			{Op: OpCheck},
+			{Op: OpDelete},
 			{Op: OpSetData, Resp: &SetDataResponse{Stat: st}},
 			{Op: OpError, Err: ErrNoNode, Resp: &ErrorResponse{Err: ErrNoNode}},
 		}},
+		"MultiReadResponse": &MultiResponse{Results: []MultiResult{
+			{Op: OpGetData, Resp: &GetDataResponse{Data: []byte("d"), Stat: st}},
+			{Op: OpGetChildren, Resp: &GetChildrenResponse{Children: []string{"x", "y"}}},
+			{Op: OpError, Err: ErrNoAuth, Resp: &ErrorResponse{Err: ErrNoAuth}},
+		}},
 	}
+}
+
+// sortedNames returns the keys of m in order, so failures are reported
+// deterministically.
+func sortedNames(m map[string]Record) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func encode(r Record) []byte {
@@ -81,13 +116,21 @@ func encode(r Record) []byte {
 	return e.Bytes()
 }
 
+// newLike returns a zero record of r's concrete type.
+func newLike(r Record) Record {
+	return reflect.New(reflect.TypeOf(r).Elem()).Interface().(Record)
+}
+
 func TestRecordsRoundTrip(t *testing.T) {
-	for name, r := range sampleRecords() {
+	recs := sampleRecords()
+	for _, name := range sortedNames(recs) {
+		r := recs[name]
 		b := encode(r)
-		got := reflect.New(reflect.TypeOf(r).Elem()).Interface().(Record)
+		got := newLike(r)
 		d := NewDecoder(b)
 		if err := got.Decode(d); err != nil {
-			t.Fatalf("%s: decode: %v", name, err)
+			t.Errorf("%s: decode: %v", name, err)
+			continue
 		}
 		if d.Remaining() != 0 {
 			t.Errorf("%s: %d bytes left over", name, d.Remaining())
@@ -95,21 +138,128 @@ func TestRecordsRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(r, got) {
 			t.Errorf("%s: round trip\n got  %+v\n want %+v", name, got, r)
 		}
+		if again := encode(got); !bytes.Equal(again, b) {
+			t.Errorf("%s: re-encoding differs\n got  %x\n want %x", name, again, b)
+		}
+	}
+}
+
+// TestZeroRecordsRoundTrip checks that every record's zero value (nil
+// slices, which encode as jute's null) survives a round trip unchanged.
+func TestZeroRecordsRoundTrip(t *testing.T) {
+	recs := sampleRecords()
+	for _, name := range sortedNames(recs) {
+		zero := newLike(recs[name])
+		got := newLike(zero)
+		if err := got.Decode(NewDecoder(encode(zero))); err != nil {
+			t.Errorf("%s: decode of zero value: %v", name, err)
+			continue
+		}
+		if !reflect.DeepEqual(zero, got) {
+			t.Errorf("%s: zero value round trip gave %+v", name, got)
+		}
 	}
 }
 
 // TestRecordsTruncated decodes every proper prefix of every record: each
-// must fail cleanly, never panic, never succeed.
+// must fail cleanly, never panic, never succeed. The one exception is the
+// handshake without its optional trailing readOnly byte, which is the
+// old-client form and must decode with HasReadOnly unset.
 func TestRecordsTruncated(t *testing.T) {
-	for name, r := range sampleRecords() {
+	recs := sampleRecords()
+	for _, name := range sortedNames(recs) {
+		r := recs[name]
 		b := encode(r)
 		for n := 0; n < len(b); n++ {
-			got := reflect.New(reflect.TypeOf(r).Elem()).Interface().(Record)
+			got := newLike(r)
 			err := got.Decode(NewDecoder(b[:n]))
-			optionalTail := (name == "ConnectRequest" || name == "ConnectResponse") && n == len(b)-1
-			if err == nil && !optionalTail {
+			if n == len(b)-1 && (name == "ConnectRequest" || name == "ConnectResponse") {
+				if err != nil {
+					t.Errorf("%s without readOnly: %v", name, err)
+				}
+				if reflect.ValueOf(got).Elem().FieldByName("HasReadOnly").Bool() {
+					t.Errorf("%s without readOnly decoded with HasReadOnly", name)
+				}
+				continue
+			}
+			if err == nil {
 				t.Errorf("%s: prefix of %d/%d bytes decoded without error", name, n, len(b))
 			}
+		}
+	}
+}
+
+// hexBytes joins hex fragments (spaces allowed) into bytes, so golden
+// encodings can be written field by field.
+func hexBytes(t *testing.T, parts ...string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(strings.Join(parts, ""), " ", ""))
+	if err != nil {
+		t.Fatalf("bad golden hex: %v", err)
+	}
+	return b
+}
+
+// TestGoldenRecords compares encodings with bytes built by hand from
+// zookeeper.jute and BinaryOutputArchive: big-endian ints and longs, 1-byte
+// booleans, length-prefixed buffers and strings, -1 for null.
+func TestGoldenRecords(t *testing.T) {
+	zeros16 := strings.Repeat("00", 16)
+	statHex := "0000000000000001 0000000000000002 0000000000000003 0000000000000004" +
+		"00000005 00000006 00000007 0000000000000008 00000009 0000000a 000000000000000b"
+	cases := []struct {
+		name string
+		rec  Record
+		hex  string
+	}{
+		{"ConnectRequest with readOnly",
+			&ConnectRequest{LastZxidSeen: 0x102, TimeOut: 30000, Passwd: make([]byte, 16), ReadOnly: true, HasReadOnly: true},
+			"00000000 0000000000000102 00007530 0000000000000000 00000010" + zeros16 + "01"},
+		{"ConnectRequest without readOnly (old client)",
+			&ConnectRequest{TimeOut: 4000, SessionID: 0x1234, Passwd: []byte{}},
+			"00000000 0000000000000000 00000fa0 0000000000001234 00000000"},
+		{"ConnectResponse with readOnly",
+			&ConnectResponse{TimeOut: 30000, SessionID: 0x100, Passwd: make([]byte, 16), HasReadOnly: true},
+			"00000000 00007530 0000000000000100 00000010" + zeros16 + "00"},
+		{"ConnectResponse expired, old form",
+			&ConnectResponse{Passwd: make([]byte, 16)},
+			"00000000 00000000 0000000000000000 00000010" + zeros16},
+		{"RequestHeader create", &RequestHeader{Xid: 1, Op: OpCreate}, "00000001 00000001"},
+		{"RequestHeader ping", &RequestHeader{Xid: XidPing, Op: OpPing}, "fffffffe 0000000b"},
+		{"RequestHeader closeSession", &RequestHeader{Xid: 9, Op: OpCloseSession}, "00000009 fffffff5"},
+		{"ReplyHeader ping", &ReplyHeader{Xid: XidPing, Zxid: 5}, "fffffffe 0000000000000005 00000000"},
+		{"ReplyHeader error", &ReplyHeader{Xid: 3, Zxid: 9, Err: ErrNodeExists}, "00000003 0000000000000009 ffffff92"},
+		{"Stat", &testStat, statHex},
+		{"GetDataResponse null data", &GetDataResponse{Data: nil, Stat: testStat}, "ffffffff" + statHex},
+		{"CreateRequest open ACL",
+			&CreateRequest{Path: "/a", Data: []byte("x"), ACL: OpenACLUnsafe, Flags: ModeEphemeral},
+			"00000002 2f61 00000001 78 00000001 0000001f 00000005 776f726c64 00000006 616e796f6e65 00000001"},
+		{"CreateRequest null ACL", &CreateRequest{Path: "/"}, "00000001 2f ffffffff ffffffff 00000000"},
+		{"CreateTTLRequest",
+			&CreateTTLRequest{Path: "/t", Data: []byte{}, ACL: []ACL{}, Flags: ModePersistentWithTTL, TTL: 60000},
+			"00000002 2f74 00000000 00000000 00000005 000000000000ea60"},
+		{"ExistsRequest", &ExistsRequest{Path: "/a", Watch: true}, "00000002 2f61 01"},
+		{"SetWatches",
+			&SetWatches{RelativeZxid: 0x10, DataWatches: []string{"/d"}, ExistWatches: []string{}, ChildWatches: nil},
+			"0000000000000010 00000001 00000002 2f64 00000000 ffffffff"},
+		{"WatcherEvent", &WatcherEvent{Type: EventNodeCreated, State: StateSyncConnected, Path: "/w"},
+			"00000001 00000003 00000002 2f77"},
+		{"AuthPacket", &AuthPacket{Scheme: "digest", Auth: []byte("u:p")},
+			"00000000 00000006 646967657374 00000003 753a70"},
+		{"WhoAmIResponse", &WhoAmIResponse{ClientInfo: []ClientInfo{{AuthScheme: "ip", User: "1"}}},
+			"00000001 00000002 6970 00000001 31"},
+		{"AddWatchRequest", &AddWatchRequest{Path: "/p", Mode: AddWatchPersistentRecursive}, "00000002 2f70 00000001"},
+	}
+	for _, c := range cases {
+		want := hexBytes(t, c.hex)
+		got := encode(c.rec)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got  %x\n want %x", c.name, got, want)
+			continue
+		}
+		back := newLike(c.rec)
+		if err := back.Decode(NewDecoder(want)); err != nil || !reflect.DeepEqual(back, c.rec) {
+			t.Errorf("%s: decoding the golden bytes gave %+v, %v", c.name, back, err)
 		}
 	}
 }
@@ -120,96 +270,41 @@ func TestStatIs68Bytes(t *testing.T) {
 	}
 }
 
-func TestGoldenBytes(t *testing.T) {
+// TestDecodeRejectsBadLengths covers the length prefixes jute forbids: a
+// negative length other than -1 and a vector count that cannot fit.
+func TestDecodeRejectsBadLengths(t *testing.T) {
 	cases := []struct {
 		name string
 		rec  Record
 		hex  string
 	}{
-		{"ConnectRequest with readOnly", &ConnectRequest{LastZxidSeen: 0x102, TimeOut: 30000, SessionID: 0,
-			Passwd: make([]byte, 16), HasReadOnly: true},
-			"00000000" + "0000000000000102" + "00007530" + "0000000000000000" + "00000010" + "00000000000000000000000000000000" + "00"},
-		{"ConnectRequest without readOnly (old client)", &ConnectRequest{TimeOut: 4000, SessionID: 0x1234, Passwd: []byte{}},
-			"00000000" + "0000000000000000" + "00000fa0" + "0000000000001234" + "00000000"},
-		{"RequestHeader", &RequestHeader{Xid: 1, Op: OpCreate}, "00000001" + "00000001"},
-		{"ReplyHeader ping", &ReplyHeader{Xid: XidPing, Zxid: 5, Err: OK}, "fffffffe" + "0000000000000005" + "00000000"},
-		{"ReplyHeader error", &ReplyHeader{Xid: 3, Zxid: 9, Err: ErrNodeExists}, "00000003" + "0000000000000009" + "ffffff92"},
-		{"null buffer", &GetDataResponse{Data: nil}, "ffffffff" + hexZeros(68)},
-		{"multi: check then terminator", &MultiRequest{Ops: []MultiOp{{Op: OpCheck, Req: &CheckVersionRequest{Path: "/a", Version: 1}}}},
-			"0000000d" + "00" + "ffffffff" + "00000002" + "2f61" + "00000001" + "ffffffff" + "01" + "ffffffff"},
-		{"multi response: error result", &MultiResponse{Results: []MultiResult{{Op: OpError, Err: ErrNoNode, Resp: &ErrorResponse{Err: ErrNoNode}}}},
-			"ffffffff" + "00" + "ffffff9b" + "ffffff9b" + "ffffffff" + "01" + "ffffffff"},
+		{"string length -2", &SyncRequest{}, "fffffffe"},
+		{"buffer length -2", &GetSASLRequest{}, "fffffffe"},
+		{"string longer than input", &SyncRequest{}, "00000010 2f61"},
+		{"ACL count beyond input", &GetACLResponse{}, "40000000"},
+		{"children count beyond input", &GetChildrenResponse{}, "00000003 00000000 00000000"},
+		{"negative vector count", &GetChildrenResponse{}, "fffffffe"},
+		{"whoAmI count beyond input", &WhoAmIResponse{}, "7fffffff"},
 	}
 	for _, c := range cases {
-		got := hex.EncodeToString(encode(c.rec))
-		if got != c.hex {
-			t.Errorf("%s:\n got  %s\n want %s", c.name, got, c.hex)
+		if err := c.rec.Decode(NewDecoder(hexBytes(t, c.hex))); err == nil {
+			t.Errorf("%s: decoded without error: %+v", c.name, c.rec)
 		}
 	}
 }
 
-func hexZeros(n int) string { return hex.EncodeToString(make([]byte, n)) }
-
-func TestDecodeRequestRejects(t *testing.T) {
-	if _, err := DecodeRequest(OpCode(77), NewDecoder(nil)); err == nil {
-		t.Error("unknown opcode decoded")
+// TestDecodeCopies checks that decoded buffers do not alias the input, so
+// a record may outlive a reused frame buffer.
+func TestDecodeCopies(t *testing.T) {
+	in := encode(&SetDataRequest{Path: "/a", Data: []byte("abc")})
+	var r SetDataRequest
+	if err := r.Decode(NewDecoder(in)); err != nil {
+		t.Fatal(err)
 	}
-	read := encode(&MultiRequest{Ops: []MultiOp{{Op: OpGetData, Req: &GetDataRequest{Path: "/a"}}}})
-	if _, err := DecodeRequest(OpMulti, NewDecoder(read)); err == nil {
-		t.Error("a write multi with a read op decoded")
+	for i := range in {
+		in[i] = 0xff
 	}
-	if _, err := DecodeRequest(OpMultiRead, NewDecoder(read)); err != nil {
-		t.Errorf("multiRead: %v", err)
-	}
-	write := encode(&MultiRequest{Ops: []MultiOp{{Op: OpDelete, Req: &DeleteRequest{Path: "/a"}}}})
-	if _, err := DecodeRequest(OpMultiRead, NewDecoder(write)); err == nil {
-		t.Error("a multiRead with a write op decoded")
-	}
-	// A multi header naming an op that may not appear in a multi.
-	bad := encode(&MultiHeader{Type: OpSync})
-	if _, err := DecodeRequest(OpMulti, NewDecoder(bad)); err == nil {
-		t.Error("multi with a sync op decoded")
-	}
-	// A vector claiming more elements than the bytes can hold.
-	huge := NewEncoder(nil)
-	huge.String("/a")
-	huge.Buffer(nil)
-	huge.Int(1 << 30)
-	if _, err := DecodeRequest(OpCreate, NewDecoder(huge.Bytes())); err == nil {
-		t.Error("create with a huge ACL count decoded")
-	}
-}
-
-func TestValidatePath(t *testing.T) {
-	valid := []string{"/", "/a", "/a/b", "/a.b", "/.a", "/a..", "/..a", "/a/...", "/\u00e9t\u00e9", "/zookeeper/quota"}
-	invalid := []string{"", "a", "/a/", "//", "/a//b", "/.", "/..", "/a/.", "/a/..", "/a/./b", "/a/../b",
-		"/a\x00b", "/a\x01", "/a\u007f", "/a\u0085", "/a\ud7ff\u00e0\uf8ff", "/\ufff0", "/\U0001F600", "/a\xff"}
-	for _, p := range valid {
-		if err := ValidatePath(p, false); err != nil {
-			t.Errorf("ValidatePath(%q) = %v, want nil", p, err)
-		}
-	}
-	for _, p := range invalid {
-		if err := ValidatePath(p, false); err == nil {
-			t.Errorf("ValidatePath(%q) = nil, want an error", p)
-		}
-	}
-	// Sequential creates may end in "/" (the suffix follows) and so may the
-	// root ("/" + suffix).
-	for _, p := range []string{"/a/", "/"} {
-		if err := ValidatePath(p, true); err != nil {
-			t.Errorf("ValidatePath(%q, sequential) = %v", p, err)
-		}
-	}
-	if err := ValidatePath("/a//", true); err == nil {
-		t.Error("ValidatePath(/a//, sequential) accepted an empty segment")
-	}
-}
-
-func TestParentAndBase(t *testing.T) {
-	for _, c := range [][3]string{{"/", "/", ""}, {"/a", "/", "a"}, {"/a/b", "/a", "b"}} {
-		if p, b := ParentPath(c[0]), BaseName(c[0]); p != c[1] || b != c[2] {
-			t.Errorf("%q: parent %q base %q, want %q %q", c[0], p, b, c[1], c[2])
-		}
+	if r.Path != "/a" || string(r.Data) != "abc" {
+		t.Fatalf("decoded record changed with its input: %+v", r)
 	}
 }

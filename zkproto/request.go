@@ -1,11 +1,21 @@
 package zkproto
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
-// DecodeRequest decodes the body of a request of type op. Requests without
-// a body (ping, closeSession, whoAmI) return nil, nil. Unknown opcodes and
-// bodies that do not decode are errors; trailing bytes are ignored, as
-// ZooKeeper ignores them.
+// DecodeRequest decodes the body of a request of type op, returning a
+// pointer to the record that goes with op (see the table in anchors A.1).
+// Requests without a body (ping, closeSession, whoAmI) return nil, nil.
+// Opcodes that no client may send (notification, createSession,
+// deleteContainer, error, unknown numbers) and bodies that do not decode
+// are errors. Trailing bytes after the body are ignored, as ZooKeeper
+// ignores them.
+//
+// A multi must hold only writes and a multiRead only reads: ZooKeeper
+// answers either mistake with MARSHALLINGERROR, which is what a server
+// should reply to any error from here.
 func DecodeRequest(op OpCode, d *Decoder) (Record, error) {
 	var r Record
 	switch op {
@@ -58,33 +68,20 @@ func DecodeRequest(op OpCode, d *Decoder) (Record, error) {
 	case OpAddWatch:
 		r = &AddWatchRequest{}
 	default:
-		return nil, fmt.Errorf("zkproto: no request body for opcode %s", op)
+		return nil, fmt.Errorf("zkproto: no client request has opcode %s", op)
 	}
 	if err := r.Decode(d); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (in a %s request)", err, op)
 	}
-	if m, ok := r.(*MultiRequest); ok {
-		if err := checkMultiKind(op, m); err != nil {
-			return nil, err
-		}
+	if m, ok := r.(*MultiRequest); ok && len(m.Ops) > 0 && m.IsRead() != (op == OpMultiRead) {
+		return nil, fmt.Errorf("zkproto: %s may not contain %s", op, m.Ops[0].Op)
 	}
 	return r, nil
 }
 
-// checkMultiKind rejects a multi that mixes reads into writes or a
-// multiRead with writes (MultiOperationRecord's op-kind check).
-func checkMultiKind(op OpCode, m *MultiRequest) error {
-	for _, o := range m.Ops {
-		read := o.Op == OpGetData || o.Op == OpGetChildren
-		if read != (op == OpMultiRead) {
-			return fmt.Errorf("zkproto: %s may not contain %s", op, o.Op)
-		}
-	}
-	return nil
-}
-
-// EncodeReply appends one complete reply frame: length, header, and body
-// unless the header carries an error or body is nil.
+// EncodeReply appends one complete reply frame to buf: the length prefix,
+// the header, and the body unless the header carries an error or body is
+// nil (ZooKeeper sends a failed reply as a bare header).
 func EncodeReply(buf []byte, h ReplyHeader, body Record) []byte {
 	start := len(buf)
 	e := Encoder{buf: append(buf, 0, 0, 0, 0)}
@@ -95,7 +92,8 @@ func EncodeReply(buf []byte, h ReplyHeader, body Record) []byte {
 	return patchLength(e.buf, start)
 }
 
-// EncodeRequest appends one complete request frame: length, header, body.
+// EncodeRequest appends one complete request frame to buf: the length
+// prefix, the header and the body (if any).
 func EncodeRequest(buf []byte, h RequestHeader, body Record) []byte {
 	start := len(buf)
 	e := Encoder{buf: append(buf, 0, 0, 0, 0)}
@@ -106,7 +104,8 @@ func EncodeRequest(buf []byte, h RequestHeader, body Record) []byte {
 	return patchLength(e.buf, start)
 }
 
-// AppendFrame appends rec as one frame without a header (the handshake).
+// AppendFrame appends rec as one frame without a header: the form of the
+// handshake (ConnectRequest and ConnectResponse).
 func AppendFrame(buf []byte, rec Record) []byte {
 	start := len(buf)
 	e := Encoder{buf: append(buf, 0, 0, 0, 0)}
@@ -114,9 +113,9 @@ func AppendFrame(buf []byte, rec Record) []byte {
 	return patchLength(e.buf, start)
 }
 
-// patchLength writes the frame length into the 4 bytes at start.
+// patchLength writes the length of the frame that starts at b[start] into
+// its 4-byte prefix, which was reserved before the payload was appended.
 func patchLength(b []byte, start int) []byte {
-	n := len(b) - start - 4
-	b[start], b[start+1], b[start+2], b[start+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	return b
 }
