@@ -85,6 +85,10 @@ func differentialScript() []step {
 			{Op: zkproto.OpDelete, Req: &zkproto.DeleteRequest{Path: "/d/m1", Version: -1}},
 		}}},
 		{0, zkproto.OpExists, &zkproto.ExistsRequest{Path: "/d/m3"}},
+		{0, zkproto.OpMulti, &zkproto.MultiRequest{Ops: []zkproto.MultiOp{
+			{Op: zkproto.OpCreateContainer, Req: mk("/d/mc", "", zkproto.ModeContainer)},
+			{Op: zkproto.OpCreate2, Req: mk("/d/mc/x", "", zkproto.ModeEphemeral)},
+		}}},
 		{0, zkproto.OpMultiRead, &zkproto.MultiRequest{Ops: []zkproto.MultiOp{
 			{Op: zkproto.OpGetData, Req: &zkproto.GetDataRequest{Path: "/d/m1"}},
 			{Op: zkproto.OpGetChildren, Req: &zkproto.GetChildrenRequest{Path: "/d/none-here"}},
