@@ -408,17 +408,24 @@ func (c *conn) setWatches(relZxid int64, data, exist, child, persistent, recursi
 	}
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
-	for _, p := range data {
-		st, ok := t.Stat(p)
-		switch {
-		case !ok:
-			fire(zkproto.EventNodeDeleted, p)
-		case st.Mzxid > relZxid:
-			fire(zkproto.EventNodeDataChanged, p)
-		default:
-			s.watches.Add(p, watch.Data, c.id)
+	// A data or child watch fires NodeDeleted if its node is gone, or its
+	// change event if the node changed after relZxid; otherwise it is
+	// re-armed.
+	rearm := func(paths []string, mode watch.Mode, changed zkproto.EventType, changedAt func(zkproto.Stat) int64) {
+		for _, p := range paths {
+			st, ok := t.Stat(p)
+			switch {
+			case !ok:
+				fire(zkproto.EventNodeDeleted, p)
+			case changedAt(st) > relZxid:
+				fire(changed, p)
+			default:
+				s.watches.Add(p, mode, c.id)
+			}
 		}
 	}
+	// In DataTree.setWatches' order: data, exist, child.
+	rearm(data, watch.Data, zkproto.EventNodeDataChanged, func(st zkproto.Stat) int64 { return st.Mzxid })
 	for _, p := range exist {
 		if _, ok := t.Stat(p); ok {
 			fire(zkproto.EventNodeCreated, p)
@@ -426,17 +433,7 @@ func (c *conn) setWatches(relZxid int64, data, exist, child, persistent, recursi
 			s.watches.Add(p, watch.Exist, c.id)
 		}
 	}
-	for _, p := range child {
-		st, ok := t.Stat(p)
-		switch {
-		case !ok:
-			fire(zkproto.EventNodeDeleted, p)
-		case st.Pzxid > relZxid:
-			fire(zkproto.EventNodeChildrenChanged, p)
-		default:
-			s.watches.Add(p, watch.Child, c.id)
-		}
-	}
+	rearm(child, watch.Child, zkproto.EventNodeChildrenChanged, func(st zkproto.Stat) int64 { return st.Pzxid })
 	for _, p := range persistent {
 		s.watches.Add(p, watch.Persistent, c.id)
 	}
