@@ -44,11 +44,7 @@ func dial(addr string, timeout time.Duration, outstanding int) (*session, error)
 	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), br: bufio.NewReaderSize(nc, 64<<10),
 		pend: make(chan pending, outstanding+16), maxPacket: 16 << 20}
 	req := &zkproto.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: make([]byte, 16), HasReadOnly: true}
-	e := zkproto.NewEncoder([]byte{0, 0, 0, 0})
-	req.Encode(e)
-	b := e.Bytes()
-	n := len(b) - 4
-	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	b := zkproto.AppendFrame(nil, req)
 	nc.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := nc.Write(b); err != nil {
 		nc.Close()

@@ -159,15 +159,7 @@ func (c *conn) sendEvent(ev watch.Event) {
 
 // sendRaw queues a frame without a reply header (the ConnectResponse).
 func (c *conn) sendRaw(rec zkproto.Record) {
-	c.enqueue(func(b []byte) []byte {
-		start := len(b)
-		e := zkproto.NewEncoder(append(b, 0, 0, 0, 0))
-		rec.Encode(e)
-		b = e.Bytes()
-		n := len(b) - start - 4
-		b[start], b[start+1], b[start+2], b[start+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-		return b
-	})
+	c.enqueue(func(b []byte) []byte { return zkproto.AppendFrame(b, rec) })
 }
 
 func (c *conn) writeLoop() {
