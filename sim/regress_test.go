@@ -20,6 +20,8 @@ var regressions = []struct {
 		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries"},
 	{topology{"forest-27-3-3", 27, 3, 3, false}, 1063, true,
 		"a candidate kept fetching from a holder that had promised a newer epoch"},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 5003, true,
+		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it"},
 }
 
 func TestRegressions(t *testing.T) {

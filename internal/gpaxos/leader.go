@@ -15,6 +15,7 @@ type leader struct {
 	lastBeat   int64
 	sentCommit Zxid
 	since      int64 // tick at which leadership began
+	lastProbe  int64 // tick of the last probe for unknown coordinators
 }
 
 // glGroup is the leader's view of one group.
@@ -260,12 +261,33 @@ func (n *Node) broadcastAppend(prev Zxid, ents []Entry) {
 	gl.lastBeat = n.tick
 	gl.sentCommit = n.hs.Commit
 	gcs := n.gcIDs()
+	probe := len(ents) == 0 && (gl.lastProbe == 0 || n.tick-gl.lastProbe >= int64(n.cfg.HeartbeatTicks))
+	if probe {
+		gl.lastProbe = n.tick
+	}
 	for g, x := range gl.groups {
 		if x.gc == None {
+			if probe {
+				n.probeGroup(g, prev, gcs)
+			}
 			continue
 		}
 		n.send(Message{Type: MsgAppend, To: x.gc, Epoch: gl.epoch, Leader: n.id, Group: g, GroupEpoch: x.ge,
 			Prev: prev, Entries: ents, Commit: n.hs.Commit, GCs: gcs})
+	}
+}
+
+// probeGroup looks for the coordinator of a group the leader knows none of
+// (the group took no part in its election and no table named one): every
+// member gets an empty append, at most once per heartbeat. The coordinator answers it like any append,
+// asking to be synchronized; the others answer with the coordinator they
+// follow. Without this, a group left out of the election stays orphaned and
+// its coordinator, never hearing a leader, keeps campaigning and unseating
+// the leader (seed 5003 at 50-5-10).
+func (n *Node) probeGroup(g int, prev Zxid, gcs []ID) {
+	for _, id := range n.voters.Groups[g] {
+		n.send(Message{Type: MsgAppend, To: id, Epoch: n.gl.epoch, Leader: n.id, Group: g,
+			Prev: prev, Commit: n.hs.Commit, GCs: gcs})
 	}
 }
 
