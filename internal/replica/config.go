@@ -1,0 +1,83 @@
+package replica
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// Transport moves protocol messages between servers. Send must not block
+// for long (the replica's one goroutine calls it); lost messages are
+// tolerated by the protocol. Received messages arrive on Recv.
+type Transport interface {
+	Send(m gpaxos.Message)
+	Recv() <-chan gpaxos.Message
+}
+
+// Config configures a Replica.
+type Config struct {
+	// ID is this server; it must vote in Voters.
+	ID gpaxos.ID
+	// Voters is the ensemble's voting configuration (group per server).
+	Voters quorum.Config
+	// Topology routes a group's messages from its coordinator.
+	Topology gpaxos.Topology
+	// Dir holds the log, the snapshots and the hard state.
+	Dir string
+	// Tick is the length of one protocol tick.
+	Tick time.Duration
+	// HeartbeatTicks and ElectionTicks: see gpaxos.Config.
+	HeartbeatTicks, ElectionTicks int
+	// MaxBatch bounds the entries of one append; zero means 1024.
+	MaxBatch int
+	// ProposalTimeout is how long a proposal may stay uncommitted before its
+	// stream is abandoned; zero means 2 election timeouts.
+	ProposalTimeout time.Duration
+	// NoSync skips fsync (tests and benchmarks only; see wal.Options).
+	NoSync bool
+	// SnapRetain is how many snapshots to keep; zero means 3.
+	SnapRetain int
+	// Transport carries messages; required.
+	Transport Transport
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+	// Seed seeds the election jitter; zero picks one from the ID.
+	Seed int64
+}
+
+func (c *Config) fill() error {
+	if c.Transport == nil {
+		return errors.New("replica: Transport is required")
+	}
+	if c.Dir == "" {
+		return errors.New("replica: Dir is required")
+	}
+	if c.Tick <= 0 {
+		c.Tick = 50 * time.Millisecond
+	}
+	if c.HeartbeatTicks <= 0 {
+		c.HeartbeatTicks = 2
+	}
+	if c.ElectionTicks <= 0 {
+		c.ElectionTicks = 10 * c.HeartbeatTicks
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 1024
+	}
+	if c.ProposalTimeout <= 0 {
+		c.ProposalTimeout = 2 * time.Duration(c.ElectionTicks) * c.Tick
+	}
+	if c.SnapRetain <= 0 {
+		c.SnapRetain = 3
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Seed == 0 {
+		c.Seed = int64(c.ID)*7919 + time.Now().UnixNano()
+	}
+	return nil
+}

@@ -1,0 +1,426 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// ErrStopped is returned by calls on a stopped replica.
+var ErrStopped = errors.New("replica: stopped")
+
+// Committed is one committed entry, as the application sees it.
+type Committed struct {
+	Zxid gpaxos.Zxid
+	// Noop marks a leader's no-op: it takes a zxid and changes nothing.
+	Noop bool
+	// Origin, Stream and Seq identify the proposal (see Propose).
+	Origin      gpaxos.ID
+	Stream, Seq uint64
+	// Body is what the origin passed to Propose.
+	Body []byte
+}
+
+// Delivery is the next step the application must take, in order.
+type Delivery struct {
+	// Snapshot, when non-nil, replaces the application's state; it comes
+	// before Entries.
+	Snapshot *gpaxos.Snapshot
+	// Entries are committed; apply them in order.
+	Entries []Committed
+	// Abandoned, when non-zero, is this server's new stream: proposals it
+	// made on older streams will not be answered in order (a new leader, or
+	// one of them was lost). The application fails the requests waiting
+	// for them; those proposals may still commit later, and are then
+	// applied like anyone else's.
+	Abandoned uint64
+}
+
+// Replica runs one server's Group Paxos node. Create it with Open, then
+// Start it; all methods are safe for concurrent use.
+type Replica struct {
+	cfg  Config
+	node *gpaxos.Node
+	st   *storage
+	init *gpaxos.Snapshot
+
+	propC    chan []byte
+	compactC chan compactReq
+	deliverC chan Delivery
+	stopC    chan struct{}
+	doneC    chan struct{}
+	stopOnce sync.Once
+	err      atomic.Pointer[error]
+	status   atomic.Pointer[Status]
+	snapMu   sync.Mutex // serializes snapshot saves to the directory
+
+	// seqMu guards the current stream and the last sequence number handed
+	// out; Propose assigns them in the caller's goroutine so that the
+	// application knows them before the proposal leaves.
+	seqMu  sync.Mutex
+	stream uint64
+	seq    uint64
+
+	// Owned by the run loop.
+	inflight   []inflight
+	waiting    [][]byte // proposals made while no leader was known
+	seqr       sequencer
+	leaderSeen leaderKey
+	local      []gpaxos.Message
+	// pendingAbandon is a new stream the application has not been told of.
+	pendingAbandon uint64
+}
+
+type inflight struct {
+	stream, seq uint64
+	at          time.Time
+}
+
+type leaderKey struct {
+	epoch  gpaxos.Epoch
+	leader gpaxos.ID
+}
+
+type compactReq struct {
+	index gpaxos.Zxid
+	data  []byte
+	done  chan error
+}
+
+// Open recovers the replica's storage in cfg.Dir and builds its node. The
+// first Delivery after Start carries the recovered snapshot, if any.
+func Open(cfg Config) (*Replica, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewSource(cfg.Seed))
+	node, err := gpaxos.RestartNode(gpaxos.Config{
+		ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,
+		HeartbeatTicks: cfg.HeartbeatTicks, ElectionTicks: cfg.ElectionTicks,
+		MaxBatch: cfg.MaxBatch, Rand: rng.Intn,
+	}, rec.hs, rec.snap, rec.entries)
+	if err != nil {
+		st.close()
+		return nil, err
+	}
+	r := &Replica{
+		cfg: cfg, node: node, st: st, init: rec.snap,
+		propC:    make(chan []byte, 4096),
+		compactC: make(chan compactReq),
+		deliverC: make(chan Delivery, 256),
+		stopC:    make(chan struct{}),
+		doneC:    make(chan struct{}),
+		// Streams only grow across restarts too: the leader admits a
+		// stream newer than the one it knows, and time is a cheap source
+		// of a number larger than any this server used before.
+		stream: uint64(time.Now().UnixNano()),
+	}
+	cfg.Logger.Info("replica recovered", "id", cfg.ID, "promised", rec.hs.Promised, "current", rec.hs.Current,
+		"entries", len(rec.entries), "snapshot", rec.snap != nil)
+	r.publishStatus()
+	return r, nil
+}
+
+// Start runs the replica until Stop.
+func (r *Replica) Start() {
+	go r.run()
+}
+
+// Deliveries returns the channel of committed state, in order. The
+// application must keep reading it: the replica waits for room.
+func (r *Replica) Deliveries() <-chan Delivery { return r.deliverC }
+
+// Done is closed when the replica has stopped; Err then says why, if it
+// failed.
+func (r *Replica) Done() <-chan struct{} { return r.doneC }
+
+// Err returns the error that stopped the replica, or nil.
+func (r *Replica) Err() error {
+	if p := r.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Stop stops the run loop and closes the storage.
+func (r *Replica) Stop() {
+	r.stopOnce.Do(func() { close(r.stopC) })
+	<-r.doneC
+}
+
+// Propose hands body to be ordered and returns the stream and sequence
+// number its Committed will carry. Success means only that it was queued.
+func (r *Replica) Propose(body []byte) (stream, seq uint64, err error) {
+	r.seqMu.Lock()
+	r.seq++
+	stream, seq = r.stream, r.seq
+	data := proposalHeader{Origin: r.cfg.ID, Stream: stream, Seq: seq}.append(make([]byte, 0, headerLen+len(body)))
+	data = append(data, body...)
+	// Queue under the lock so that proposals enter the loop in sequence.
+	select {
+	case r.propC <- data:
+		r.seqMu.Unlock()
+		return stream, seq, nil
+	case <-r.stopC:
+		r.seqMu.Unlock()
+		return 0, 0, ErrStopped
+	}
+}
+
+// SaveSnapshot stores data, the application's state after applying every
+// entry up to index, and lets the node discard its log up to there.
+func (r *Replica) SaveSnapshot(index gpaxos.Zxid, data []byte) error {
+	r.snapMu.Lock()
+	err := r.st.saveSnapshot(index, data, r.cfg.SnapRetain)
+	r.snapMu.Unlock()
+	if err != nil {
+		return err
+	}
+	req := compactReq{index: index, data: data, done: make(chan error, 1)}
+	select {
+	case r.compactC <- req:
+	case <-r.doneC:
+		return ErrStopped
+	}
+	return <-req.done
+}
+
+func (r *Replica) fail(err error) {
+	r.err.CompareAndSwap(nil, &err)
+	r.cfg.Logger.Error("replica stopped", "err", err)
+}
+
+func (r *Replica) run() {
+	defer close(r.doneC)
+	defer r.st.close()
+	ticker := time.NewTicker(r.cfg.Tick)
+	defer ticker.Stop()
+	recv := r.cfg.Transport.Recv()
+	if r.init != nil && !r.deliver(Delivery{Snapshot: r.init}) {
+		return
+	}
+	for {
+		select {
+		case <-r.stopC:
+			return
+		case m := <-recv:
+			r.step(m)
+		case <-ticker.C:
+			r.tick()
+		case p := <-r.propC:
+			r.propose(p)
+		case c := <-r.compactC:
+			c.done <- r.node.Compact(c.index, c.data)
+		}
+		// Take what else is already there, so that one Ready (one fsync)
+		// covers it all.
+	drain:
+		for i := 0; i < 4096; i++ {
+			select {
+			case m := <-recv:
+				r.step(m)
+			case p := <-r.propC:
+				r.propose(p)
+			default:
+				break drain
+			}
+		}
+		if err := r.handleReady(); err != nil {
+			r.fail(err)
+			return
+		}
+	}
+}
+
+// step feeds one message to the node. At the leader, forwarded proposals
+// pass the sequencer first.
+func (r *Replica) step(m gpaxos.Message) {
+	if m.Type == gpaxos.MsgProp {
+		st := r.node.Status()
+		if !st.Leader {
+			return
+		}
+		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
+			r.seqr.reset(st.HardState.Promised)
+		}
+		kept := m.Entries[:0:0]
+		for _, e := range m.Entries {
+			h, _, err := parseHeader(e.Data)
+			if err == nil && h.Origin == m.From && r.seqr.admit(h) {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			return
+		}
+		m.Entries = kept
+	}
+	r.node.Step(m)
+	r.watchLeader()
+}
+
+func (r *Replica) tick() {
+	r.node.Tick()
+	r.watchLeader()
+	if len(r.waiting) > 0 {
+		w := r.waiting
+		r.waiting = nil
+		for i, p := range w {
+			r.send(p)
+			if len(r.waiting) > 0 { // still no leader: keep the rest in order
+				r.waiting = append(r.waiting, w[i+1:]...)
+				break
+			}
+		}
+	}
+	if len(r.inflight) > 0 && time.Since(r.inflight[0].at) > r.cfg.ProposalTimeout {
+		r.abandon("proposal not committed in time")
+	}
+}
+
+// propose takes one framed proposal from Propose. Proposals of a stream
+// abandoned since they were made are dropped: the application fails them.
+func (r *Replica) propose(data []byte) {
+	h, _, _ := parseHeader(data)
+	r.seqMu.Lock()
+	cur := r.stream
+	r.seqMu.Unlock()
+	if h.Stream != cur {
+		return
+	}
+	r.inflight = append(r.inflight, inflight{stream: h.Stream, seq: h.Seq, at: time.Now()})
+	if len(r.waiting) > 0 {
+		r.waiting = append(r.waiting, data) // keep the order
+		return
+	}
+	r.send(data)
+}
+
+// send hands a proposal to the node (the leader appends it, anyone else
+// forwards it), or keeps it until a leader is known.
+func (r *Replica) send(data []byte) {
+	if st := r.node.Status(); st.Leader {
+		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
+			r.seqr.reset(st.HardState.Promised)
+		}
+		h, _, _ := parseHeader(data)
+		if !r.seqr.admit(h) {
+			return
+		}
+	}
+	if err := r.node.Propose(data); errors.Is(err, gpaxos.ErrNoLeader) {
+		r.waiting = append(r.waiting, data)
+	}
+}
+
+// watchLeader starts a new stream when the leader changes: the new leader
+// does not know where the old stream stood.
+func (r *Replica) watchLeader() {
+	hs := r.node.Status().HardState
+	k := leaderKey{epoch: hs.Promised, leader: hs.Leader}
+	if k == r.leaderSeen {
+		return
+	}
+	r.leaderSeen = k
+	r.abandon(fmt.Sprintf("leader is now %d (epoch %d)", k.leader, k.epoch))
+}
+
+// abandon starts a new stream and tells the application.
+func (r *Replica) abandon(why string) {
+	r.seqMu.Lock()
+	r.stream++
+	r.seq = 0
+	s := r.stream
+	r.seqMu.Unlock()
+	if len(r.inflight) > 0 || len(r.waiting) > 0 {
+		r.cfg.Logger.Info("abandoning proposals", "count", len(r.inflight), "why", why)
+	}
+	r.inflight, r.waiting = nil, nil
+	r.pendingAbandon = s
+}
+
+// handleReady persists, sends and delivers until the node is quiet.
+func (r *Replica) handleReady() error {
+	for {
+		if !r.node.HasReady() && len(r.local) == 0 && r.pendingAbandon == 0 {
+			return nil
+		}
+		if !r.node.HasReady() {
+			local := r.local
+			r.local = nil
+			for _, m := range local {
+				r.step(m)
+			}
+			if r.pendingAbandon != 0 && !r.node.HasReady() {
+				d := Delivery{Abandoned: r.pendingAbandon}
+				r.pendingAbandon = 0
+				if !r.deliver(d) {
+					return nil
+				}
+			}
+			continue
+		}
+		rd := r.node.Ready()
+		if err := r.st.persist(&rd); err != nil {
+			return err
+		}
+		for _, m := range rd.Messages {
+			if m.To == r.cfg.ID {
+				r.local = append(r.local, m)
+			} else {
+				r.cfg.Transport.Send(m)
+			}
+		}
+		d := Delivery{Snapshot: rd.Snapshot, Abandoned: r.pendingAbandon}
+		r.pendingAbandon = 0
+		for _, e := range rd.CommittedEntries {
+			d.Entries = append(d.Entries, r.committed(e))
+		}
+		r.node.Advance()
+		r.publishStatus()
+		if d.Snapshot != nil || len(d.Entries) > 0 || d.Abandoned != 0 {
+			if !r.deliver(d) {
+				return nil
+			}
+		}
+	}
+}
+
+// committed converts one committed entry and retires this server's own
+// proposal it completes.
+func (r *Replica) committed(e gpaxos.Entry) Committed {
+	c := Committed{Zxid: e.Zxid, Noop: e.Type != gpaxos.EntryNormal}
+	if c.Noop {
+		return c
+	}
+	h, body, err := parseHeader(e.Data)
+	if err != nil {
+		c.Noop = true
+		return c
+	}
+	c.Origin, c.Stream, c.Seq, c.Body = h.Origin, h.Stream, h.Seq, body
+	if h.Origin == r.cfg.ID {
+		for len(r.inflight) > 0 && r.inflight[0].stream == h.Stream && r.inflight[0].seq <= h.Seq {
+			r.inflight = r.inflight[1:]
+		}
+	}
+	return c
+}
+
+func (r *Replica) deliver(d Delivery) bool {
+	select {
+	case r.deliverC <- d:
+		return true
+	case <-r.stopC:
+		return false
+	}
+}

@@ -1,0 +1,44 @@
+package replica
+
+import "github.com/giraffe-coord/giraffe/internal/gpaxos"
+
+// Role is what a server does in the protocol right now.
+type Role string
+
+// The roles, as `giraffe cluster status` prints them.
+const (
+	RoleLeader      Role = "leader"
+	RoleCoordinator Role = "coordinator"
+	RoleAcceptor    Role = "acceptor"
+)
+
+// Status is a snapshot of the replica's state for operators and for the
+// server's four-letter words.
+type Status struct {
+	ID        gpaxos.ID
+	Role      Role
+	Group     int
+	Leader    gpaxos.ID // the global leader this server follows (None when unknown)
+	Epoch     gpaxos.Epoch
+	HardState gpaxos.HardState
+	Last      gpaxos.Zxid // last entry in the log
+	Commit    gpaxos.Zxid
+	Applied   gpaxos.Zxid // last entry handed to the application
+}
+
+// Status returns the replica's latest status.
+func (r *Replica) Status() Status { return *r.status.Load() }
+
+func (r *Replica) publishStatus() {
+	st := r.node.Status()
+	s := Status{ID: st.ID, Group: st.Group, Role: RoleAcceptor, Leader: st.HardState.Leader,
+		Epoch: st.HardState.Current, HardState: st.HardState, Last: st.Last, Commit: st.HardState.Commit,
+		Applied: st.Applied}
+	switch {
+	case st.Leader:
+		s.Role = RoleLeader
+	case st.Coordinator:
+		s.Role = RoleCoordinator
+	}
+	r.status.Store(&s)
+}
