@@ -1,0 +1,162 @@
+package client
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// startZooKeeper runs a standalone Apache ZooKeeper 3.9 with the peer
+// scripts, as itest does, and skips when they are not set up (ZK_LIB is
+// set by `make test`).
+func startZooKeeper(t *testing.T) string {
+	t.Helper()
+	lib := os.Getenv("ZK_LIB")
+	if lib == "" {
+		t.Skip("ZK_LIB is not set: run through `make test`, which fetches ZooKeeper")
+	}
+	peer, err := filepath.Abs(filepath.Join(lib, ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	portBase := 20000 + ln.Addr().(*net.TCPAddr).Port%20000
+	ln.Close()
+	env := append(os.Environ(), "ZK_BASE="+t.TempDir(), fmt.Sprintf("ZK_PORT_BASE=%d", portBase), "ZK_FORCESYNC=no")
+	cmd := exec.Command("bash", filepath.Join(peer, "run.sh"), "1")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("starting ZooKeeper: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		stop := exec.Command("bash", filepath.Join(peer, "stop.sh"))
+		stop.Env = env
+		stop.Run()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", portBase+1)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if nc, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			nc.Close()
+			return addr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("ZooKeeper did not listen at %s", addr)
+	return ""
+}
+
+// TestAgainstZooKeeper runs the core of the suite against Apache
+// ZooKeeper 3.9: the client must work with the reference server too.
+func TestAgainstZooKeeper(t *testing.T) {
+	zk := startZooKeeper(t)
+	px := newProxy(t, zk)
+	c := connect(t, []string{px.addr()})
+	w := connect(t, []string{zk})
+	ctx := ctxT(t)
+	open := zkproto.OpenACLUnsafe
+
+	t.Run("ops", func(t *testing.T) {
+		p, st, err := c.Create(ctx, "/z", []byte("x"), Persistent, open)
+		if err != nil || p != "/z" || st.DataLength != 1 {
+			t.Fatalf("create: %q %+v %v", p, st, err)
+		}
+		if p, _, err := c.Create(ctx, "/z/s-", nil, EphemeralSequential, open); err != nil || p != "/z/s-0000000000" {
+			t.Fatalf("sequential: %q %v", p, err)
+		}
+		if _, _, err := c.Create(ctx, "/z/c", nil, Container, open); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = c.Create(ctx, "/z", nil, Persistent, open)
+		wantCode(t, "duplicate", err, zkproto.ErrNodeExists)
+		_, err = c.Set(ctx, "/z", nil, 9)
+		wantCode(t, "bad version", err, zkproto.ErrBadVersion)
+		wantCode(t, "not empty", c.Delete(ctx, "/z", AnyVersion), zkproto.ErrNotEmpty)
+		if st, err := c.Exists(ctx, "/none"); st != nil || err != nil {
+			t.Fatalf("exists: %v %v", st, err)
+		}
+		kids, st, err := c.Children(ctx, "/z")
+		if err != nil || len(kids) != 2 || st.NumChildren != 2 {
+			t.Fatalf("children: %v %+v %v", kids, st, err)
+		}
+		if acl, _, err := c.GetACL(ctx, "/z"); err != nil || len(acl) != 1 || acl[0].ID != zkproto.AnyoneID {
+			t.Fatalf("acl: %+v %v", acl, err)
+		}
+		if _, err := c.Sync(ctx, "/z"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.AddAuth(ctx, "digest", []byte("u:p")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("multi", func(t *testing.T) {
+		res, err := c.Multi(ctx, CreateOp("/z/m", nil, Persistent, open), CheckOp("/z", 5))
+		if err != zkproto.ErrBadVersion || len(res) != 2 || res[0].Err != nil || res[1].Err != zkproto.ErrBadVersion {
+			t.Fatalf("failed multi: %+v %v", res, err)
+		}
+		res, err = c.Multi(ctx, CreateOp("/z/m", nil, Persistent, open), SetOp("/z/m", []byte("v"), 0))
+		if err != nil || res[0].Path != "/z/m" || res[1].Stat.Version != 1 {
+			t.Fatalf("multi: %+v %v", res, err)
+		}
+	})
+	t.Run("watches and reconnect", func(t *testing.T) {
+		_, _, data, err := c.GetW(ctx, "/z/m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, created, _ := c.ExistsW(ctx, "/z/new")
+		rec, err := c.AddWatch(ctx, "/z", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sid := c.SessionID()
+		px.setRefuse(true)
+		px.sever()
+		waitState(t, c, StateDisconnected)
+		if _, err := w.Set(ctx, "/z/m", []byte("w"), AnyVersion); err != nil {
+			t.Fatal(err)
+		}
+		px.setRefuse(false)
+		waitState(t, c, StateConnected)
+		if c.SessionID() != sid {
+			t.Fatal("session changed")
+		}
+		if ev := waitEvent(t, data, "change while disconnected"); ev.Type != zkproto.EventNodeDataChanged || ev.Path != "/z/m" {
+			t.Fatalf("event %+v", ev)
+		}
+		if _, _, err := w.Create(ctx, "/z/new", nil, Persistent, open); err != nil {
+			t.Fatal(err)
+		}
+		if ev := waitEvent(t, created, "exist watch"); ev.Type != zkproto.EventNodeCreated {
+			t.Fatalf("event %+v", ev)
+		}
+		// The notification setWatches caused for /z/m also reaches the
+		// recursive watch on /z, as the Java client routes it.
+		if ev := waitEvent(t, rec.Events(), "recursive watch, restored"); ev.Type != zkproto.EventNodeDataChanged || ev.Path != "/z/m" {
+			t.Fatalf("event %+v", ev)
+		}
+		if ev := waitEvent(t, rec.Events(), "recursive watch after reconnect"); ev.Type != zkproto.EventNodeCreated || ev.Path != "/z/new" {
+			t.Fatalf("event %+v", ev)
+		}
+	})
+	t.Run("pipelined FIFO", func(t *testing.T) {
+		var calls []*Call[*zkproto.Stat]
+		for i := range 200 {
+			calls = append(calls, c.SetAsync("/z/new", []byte{byte(i)}, int32(i)))
+		}
+		for i, cl := range calls {
+			if st, err := cl.Result(); err != nil || st.Version != int32(i+1) {
+				t.Fatalf("set %d: %+v %v", i, st, err)
+			}
+		}
+	})
+}
