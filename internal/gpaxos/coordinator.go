@@ -299,11 +299,18 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 		return Message{}, false
 	}
 	s := Message{Epoch: n.hs.Current, Leader: n.hs.Leader, Prev: base, Commit: n.hs.Commit}
-	ents, ok := n.log.after(base, 8*n.cfg.MaxBatch)
-	if !ok {
+	// The whole suffix, never a part of it: the receiver starts following
+	// Current's history with it, and a member that followed an epoch with
+	// only a prefix of that epoch's initial history could be picked as the
+	// holder of the best history by a later candidate while lacking
+	// committed entries (found by the simulator with small batches: seed
+	// 328, 9-3-3, MaxBatch 1). A long suffix is replaced by the snapshot and
+	// the entries after it, which the compaction interval bounds.
+	ents, ok := n.log.after(base, 0)
+	if !ok || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {
 		snap := n.log.snap
 		s.Snapshot = &snap
-		ents, _ = n.log.after(snap.Index, 8*n.cfg.MaxBatch)
+		ents, _ = n.log.after(snap.Index, 0)
 	}
 	s.Entries = ents
 	return s, true
