@@ -10,7 +10,7 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build run test test-go test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper clean
+.PHONY: all build run test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper clean
 
 all: build
 
@@ -22,7 +22,7 @@ run: build
 	$(BIN) server --data-dir $(RUN_DIR) --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
-test: vet build setup test-go test-sim test-python test-java
+test: vet build setup test-go test-ensemble test-sim test-python test-java
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
@@ -30,6 +30,13 @@ vet:
 
 test-go: build
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib $(GO) test -count=1 -timeout 12m ./...
+
+## test-ensemble: the go-zookeeper tests of the server against a classic-3 and a forest 9-3-3 ensemble of processes.
+ZK_CLIENT_TESTS := TestCreateGetSetDelete|TestSequentialEphemeralContainerTTL|TestWatchesFireOnceAndInOrder|TestMultiAtomicity|TestACLsAndAuth|TestSessionExpiryAndReconnect|TestFourLetterWords
+test-ensemble: build
+	for shape in classic-3 forest-9-3-3; do \
+		GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=$$shape $(GO) test -count=1 -timeout 5m -run '$(ZK_CLIENT_TESTS)' ./server || exit 1; \
+	done
 
 ## test-sim: 500 simulator seeds over classic-3, 9-3-3, 27-3-3 and 50-5-10, half in swarm mode.
 test-sim:
@@ -54,8 +61,11 @@ $(VENV)/.installed: tests/python/requirements.txt
 setup-java:
 	bash $(ZKPEER)/setup.sh
 
+## test-python: the kazoo tests against a standalone server, a classic-3 and a forest 9-3-3 ensemble.
 test-python: build setup-python
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/python
+	GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=classic-3 $(PY) -m pytest -q tests/python
+	GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=forest-9-3-3 $(PY) -m pytest -q tests/python
 
 test-java: build setup-java
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib bash tests/java/zkcli_test.sh

@@ -56,8 +56,11 @@ type Config struct {
 	// ContainerCheckInterval is how often empty containers and expired TTL
 	// nodes are looked for (znode.container.checkIntervalMs).
 	ContainerCheckInterval time.Duration
-	// ServerID is the high byte of session ids this server creates.
+	// ServerID is the high byte of session ids this server creates, and
+	// this server's id in an ensemble (serverId, or dataDir/myid).
 	ServerID int64
+	// Ensemble makes the server a member of a replicated ensemble.
+	Ensemble Ensemble
 }
 
 // DefaultConfig returns ZooKeeper's defaults.
@@ -131,6 +134,12 @@ func (c *Config) Validate() error {
 	lo, hi := c.sessionBounds()
 	if lo > hi {
 		return fmt.Errorf("config: minSessionTimeout %v exceeds maxSessionTimeout %v", lo, hi)
+	}
+	if err := c.readMyID(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if err := c.validateEnsemble(); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }
@@ -228,7 +237,7 @@ func (c *Config) set(key, val string) (bool, error) {
 		n, err = strconv.Atoi(val)
 		c.ServerID = int64(n)
 	default:
-		return false, nil
+		return c.setEnsemble(key, val)
 	}
 	return true, err
 }

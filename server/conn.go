@@ -285,9 +285,7 @@ func (c *conn) handshake(frame []byte) string {
 		return "malformed connect request"
 	}
 	c.oldClient = !req.HasReadOnly
-	s.treeMu.RLock()
-	last := s.pipe.lastZxid()
-	s.treeMu.RUnlock()
+	last := s.waitApplied(req.LastZxidSeen)
 	if req.LastZxidSeen > last {
 		s.log.Info("refusing client that has seen a newer zxid; it must try another server",
 			"remote", c.nc.RemoteAddr().String(), "client_zxid", fmt.Sprintf("0x%x", req.LastZxidSeen),
@@ -327,7 +325,7 @@ func (c *conn) createSession(timeout time.Duration) string {
 	e := &txn.Entry{Session: id, Timeout: int32(timeout / time.Millisecond), Passwd: passwd,
 		Op: txn.Op{Kind: txn.KindCreateSession}}
 	result := make(chan zkproto.Code, 1)
-	ok := s.pipe.submit(&proposal{entry: e, applied: func(res txn.Result, e *txn.Entry) {
+	ok := s.pipe.submit(&proposal{entry: e, conn: c, applied: func(res txn.Result, e *txn.Entry) {
 		if res.Err == zkproto.OK {
 			s.sessions.add(id, timeout, time.Now())
 			c.session.Store(id)
@@ -374,6 +372,7 @@ func (c *conn) enqueueProposal(pr *proposal) bool {
 	case <-c.done:
 		return false
 	}
+	pr.conn = c
 	inner := pr.applied
 	pr.applied = func(res txn.Result, e *txn.Entry) {
 		if inner != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -115,9 +116,30 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	zxid, nodes := s.pipe.lastZxid(), s.tree.NodeCount()
 	s.treeMu.RUnlock()
 	fmt.Fprintf(b, "Latency min/avg/max: %s\nReceived: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
-		s.latency.String(), rcv, snt, conns, len(s.pipe.in))
-	fmt.Fprintf(b, "Zxid: 0x%x\nMode: standalone\nNode count: %d\n", zxid, nodes)
-	b.WriteString("Giraffe role: standalone\n")
+		s.latency.String(), rcv, snt, conns, s.pipe.queued())
+	mode, role := s.modeAndRole()
+	fmt.Fprintf(b, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", zxid, mode, nodes)
+	fmt.Fprintf(b, "Giraffe role: %s\n", role)
+	if rp, ok := s.pipe.(*replicated); ok {
+		st := rp.rep.Status()
+		fmt.Fprintf(b, "Giraffe server: %d\nGiraffe group: %d\nGiraffe leader: %d\nGiraffe epoch: %d\nGiraffe commit: 0x%x\n",
+			st.ID, st.Group, st.Leader, st.Epoch, uint64(st.Commit))
+	}
+}
+
+// modeAndRole returns the Mode ZooKeeper tools expect (standalone, leader
+// or follower) and Giraffe's own role (standalone, leader, coordinator or
+// acceptor).
+func (s *Server) modeAndRole() (mode, role string) {
+	rp, ok := s.pipe.(*replicated)
+	if !ok {
+		return "standalone", "standalone"
+	}
+	r := rp.rep.Status().Role
+	if r == replica.RoleLeader {
+		return "leader", string(r)
+	}
+	return "follower", string(r)
 }
 
 func (s *Server) writeCons(b *strings.Builder) {
@@ -136,6 +158,7 @@ func (s *Server) writeCons(b *strings.Builder) {
 }
 
 func (s *Server) writeMntr(b *strings.Builder) {
+	mode, _ := s.modeAndRole()
 	conns, rcv, snt := s.stats()
 	s.treeMu.RLock()
 	nodes, eph, size := s.tree.NodeCount(), s.tree.EphemeralCount(), s.tree.ApproximateDataSize()
@@ -145,10 +168,10 @@ func (s *Server) writeMntr(b *strings.Builder) {
 	s.watchMu.Unlock()
 	kv := [][2]any{
 		{"zk_version", Version},
-		{"zk_server_state", "standalone"},
+		{"zk_server_state", mode},
 		{"zk_avg_latency", s.latency.avgMillis()},
 		{"zk_num_alive_connections", conns},
-		{"zk_outstanding_requests", len(s.pipe.in)},
+		{"zk_outstanding_requests", s.pipe.queued()},
 		{"zk_packets_received", rcv},
 		{"zk_packets_sent", snt},
 		{"zk_znode_count", nodes},

@@ -21,6 +21,32 @@ type proposal struct {
 	// after entry is applied (or, for an item without entry, when its turn
 	// comes). It queues the reply.
 	applied func(res txn.Result, e *txn.Entry)
+	// conn is the connection waiting for the item, if any; in an ensemble
+	// it is closed when the item's outcome can no longer be known (see
+	// replicated.abandon).
+	conn *conn
+	// sync marks a client's sync: in an ensemble it goes through the log
+	// (a marker entry), so that the reply follows every write committed
+	// before it, wherever it was proposed.
+	sync bool
+	// abandoned runs, instead of applied, when an ensemble gives up on the
+	// item (a leader change); internal proposals use it to undo their
+	// bookkeeping.
+	abandoned func()
+}
+
+// orderer is the server's total order of writes: the standalone pipeline,
+// or Group Paxos in an ensemble (replicated). Items submitted by one
+// goroutine complete in submission order.
+type orderer interface {
+	start()
+	stop()
+	// submit enters pr; false once the server is stopping.
+	submit(pr *proposal) bool
+	// lastZxid returns the last applied zxid; the caller holds the tree lock.
+	lastZxid() int64
+	// queued returns how many items wait to be ordered.
+	queued() int
 }
 
 // maxBatch bounds how many proposals share one fsync, so one batch never
@@ -89,6 +115,8 @@ func (p *pipeline) submit(pr *proposal) bool {
 // lastZxid returns the last applied zxid; the caller holds the tree lock
 // (shared or exclusive).
 func (p *pipeline) lastZxid() int64 { return p.applied }
+
+func (p *pipeline) queued() int { return len(p.in) }
 
 func (p *pipeline) logLoop() {
 	defer p.wg.Done()

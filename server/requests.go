@@ -91,9 +91,10 @@ func (c *conn) handle(frame []byte) string {
 	}
 	if h.Op == zkproto.OpSync {
 		// Standalone: the pipeline is the total order, so answering after
-		// everything submitted before it is exactly sync's guarantee.
+		// everything submitted before it is exactly sync's guarantee. In an
+		// ensemble the sync is a marker entry through the log.
 		sr := req.(*zkproto.SyncRequest)
-		c.enqueueProposal(&proposal{applied: func(txn.Result, *txn.Entry) {
+		c.enqueueProposal(&proposal{sync: true, applied: func(txn.Result, *txn.Entry) {
 			c.reply(h.Xid, s.pipe.lastZxid(), zkproto.OK, &zkproto.SyncResponse{Path: sr.Path})
 		}})
 		return ""

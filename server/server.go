@@ -27,6 +27,8 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/acl"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
+	"github.com/giraffe-coord/giraffe/internal/peer"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 )
 
@@ -52,8 +54,9 @@ type Server struct {
 	nextConnID watch.WatcherID
 
 	sessions *sessionTracker
+	faults   *peer.Faults // an ensemble member's injected network faults
 	latency  latencyStats
-	pipe     *pipeline
+	pipe     orderer
 	snaps    *snapshotter
 	metrics  *metrics
 
@@ -88,13 +91,25 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		done:      make(chan struct{}),
 		metrics:   newMetrics(),
 	}
+	s.snaps = newSnapshotter(s)
+	s.sessions = newSessionTracker(s.cfg.ServerID, time.Now())
+	if s.cfg.Replicated() {
+		// The tree starts empty; the replica delivers the recovered
+		// snapshot and the committed log before anything else.
+		s.tree = datatree.New()
+		rp, err := openReplica(s)
+		if err != nil {
+			return nil, err
+		}
+		s.pipe = rp
+		s.metrics.register(s)
+		return s, nil
+	}
 	tree, lg, err := recoverState(&s.cfg, logger)
 	if err != nil {
 		return nil, err
 	}
 	s.tree = tree
-	s.snaps = newSnapshotter(s)
-	s.sessions = newSessionTracker(cfg.ServerID, time.Now())
 	for _, si := range tree.Sessions() {
 		s.sessions.add(si.ID, time.Duration(si.Timeout)*time.Millisecond, time.Now())
 	}
@@ -118,7 +133,10 @@ func (s *Server) Start() error {
 			return err
 		}
 		s.metricsLn = mln
-		s.metricsSv = &http.Server{Handler: s.metrics.handler(), ReadHeaderTimeout: 10 * time.Second}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", s.metrics.handler())
+		mux.HandleFunc("/faults", s.faultsHandler)
+		s.metricsSv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.metricsSv.Serve(mln) }()
 	}
@@ -283,4 +301,40 @@ func remoteIP(nc net.Conn) string {
 		return ip
 	}
 	return nc.RemoteAddr().String()
+}
+
+// attachedSessions returns the sessions with a live connection here.
+func (s *Server) attachedSessions() []int64 {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	ids := make([]int64, 0, len(s.bySession))
+	for id := range s.bySession {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// isLeader reports whether this server makes the ensemble-wide decisions
+// (session expiry, reaping containers and TTL nodes): the global leader of
+// an ensemble, or a standalone server.
+func (s *Server) isLeader() bool {
+	rp, ok := s.pipe.(*replicated)
+	return !ok || rp.rep.Status().Role == replica.RoleLeader
+}
+
+// waitApplied returns the last applied zxid once it reaches z. A client
+// that reconnects after seeing z elsewhere in the ensemble must not be
+// served older state, so a member that lags waits a little to catch up
+// (standalone servers never lag: they answer at once).
+func (s *Server) waitApplied(z int64) int64 {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s.treeMu.RLock()
+		last := s.pipe.lastZxid()
+		s.treeMu.RUnlock()
+		if last >= z || !s.cfg.Replicated() || time.Now().After(deadline) || s.closing.Load() {
+			return last
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 )
 
@@ -117,6 +118,40 @@ func (t *sessionTracker) expired(now time.Time) []int64 {
 	return out
 }
 
+// resetFrom replaces the tracked sessions by those of an installed
+// snapshot, each with a full timeout from now.
+func (t *sessionTracker) resetFrom(sessions []datatree.SessionInfo, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.deadline)
+	clear(t.timeout)
+	clear(t.closing)
+	for _, si := range sessions {
+		to := time.Duration(si.Timeout) * time.Millisecond
+		t.timeout[si.ID], t.deadline[si.ID] = to, now.Add(to)
+	}
+}
+
+// restartClocks gives every session a full timeout from now. A server that
+// has just become the leader calls it: it has not been the one watching
+// the sessions, so it must not expire any before its clients have had a
+// timeout to show they are alive (ZooKeeper does the same on election).
+func (t *sessionTracker) restartClocks(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, to := range t.timeout {
+		t.deadline[id] = now.Add(to)
+	}
+	clear(t.closing)
+}
+
+// unmarkClosing undoes markClosing when the close was abandoned.
+func (t *sessionTracker) unmarkClosing(id int64) {
+	t.mu.Lock()
+	delete(t.closing, id)
+	t.mu.Unlock()
+}
+
 // count returns the number of tracked sessions.
 func (t *sessionTracker) count() int {
 	t.mu.Lock()
@@ -132,11 +167,27 @@ func (s *Server) expiryLoop() {
 	period := max(lo/4, 10*time.Millisecond)
 	tk := time.NewTicker(period)
 	defer tk.Stop()
+	wasLeader := false
 	for {
 		select {
 		case <-s.done:
 			return
 		case now := <-tk.C:
+			if rp, ok := s.pipe.(*replicated); ok {
+				// In an ensemble every server reports through the log the
+				// sessions connected to it; only the leader expires.
+				if ids := s.attachedSessions(); len(ids) > 0 {
+					rp.propose(touchBody(ids))
+				}
+				leader := s.isLeader()
+				if leader && !wasLeader {
+					s.sessions.restartClocks(now)
+				}
+				wasLeader = leader
+				if !leader {
+					continue
+				}
+			}
 			for _, id := range s.sessions.expired(now) {
 				s.log.Info("session expired", "session", sessionHex(id))
 				s.metrics.sessionsExpired.Inc()
@@ -150,7 +201,7 @@ func (s *Server) expiryLoop() {
 // nil; a client's closeSession otherwise, with then queueing its reply).
 func (s *Server) closeSession(id int64, then func(res txn.Result, e *txn.Entry)) bool {
 	e := &txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCloseSession}}
-	return s.pipe.submit(&proposal{entry: e, applied: func(res txn.Result, e *txn.Entry) {
+	return s.pipe.submit(&proposal{entry: e, abandoned: func() { s.sessions.unmarkClosing(id) }, applied: func(res txn.Result, e *txn.Entry) {
 		s.sessions.remove(id)
 		if then != nil {
 			then(res, e)
@@ -179,6 +230,9 @@ func (s *Server) maintenanceLoop() {
 		case <-s.done:
 			return
 		case now := <-reap.C:
+			if !s.isLeader() {
+				continue // one server reaps for the ensemble
+			}
 			s.treeMu.RLock()
 			paths := s.tree.ReapCandidates(now.UnixMilli())
 			s.treeMu.RUnlock()
@@ -189,7 +243,9 @@ func (s *Server) maintenanceLoop() {
 				}
 			}
 		case <-purge:
-			s.snaps.purge()
+			if _, ok := s.pipe.(*pipeline); ok {
+				s.snaps.purge()
+			}
 		}
 	}
 }

@@ -304,11 +304,14 @@ server.1=localhost:2888:3888
 		cfg.MaxClientCnxns != 7 || cfg.MaxPacket != 0x200000 || strings.Join(cfg.FourLetterWords, ",") != "ruok,stat" {
 		t.Fatalf("config: %+v", cfg)
 	}
-	if strings.Join(ignored, ",") != "initLimit,server.1" {
+	if strings.Join(ignored, ",") != "initLimit" {
 		t.Fatalf("ignored keys %v", ignored)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Replicated() {
+		t.Fatal("one server line must mean standalone, as in ZooKeeper")
 	}
 }
 

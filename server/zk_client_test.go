@@ -6,16 +6,48 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/server"
 )
 
-// startServer runs an in-process server on a free loopback port.
+// target is what a test talks to: an in-process standalone server, or,
+// when GIRAFFE_ENSEMBLE names a shape (classic-3, forest-9-3-3), an
+// ensemble of real server processes. Each Addr of an ensemble is the next
+// server, so a test's clients spread over all of them.
+type target interface{ Addr() net.Addr }
+
+// startTarget runs an in-process server on a free loopback port, or the
+// ensemble GIRAFFE_ENSEMBLE names, with the same settings.
+func startTarget(t *testing.T, mutate ...func(*server.Config)) target {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.ClientAddr = "127.0.0.1"
+	cfg.ClientPort = 0
+	cfg.TickTime = 100 * time.Millisecond
+	cfg.MaxSessionTimeout = 30 * time.Second
+	cfg.FourLetterWords = []string{"*"}
+	cfg.ContainerCheckInterval = 100 * time.Millisecond
+	cfg.ExtendedTypes = true
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	if shape := os.Getenv("GIRAFFE_ENSEMBLE"); shape != "" {
+		return startEnsemble(t, shape, cfg)
+	}
+	return startStandalone(t, cfg)
+}
+
+// startServer runs an in-process standalone server (the wire tests look
+// inside it).
 func startServer(t *testing.T, mutate ...func(*server.Config)) *server.Server {
 	t.Helper()
 	cfg := server.DefaultConfig()
@@ -30,6 +62,11 @@ func startServer(t *testing.T, mutate ...func(*server.Config)) *server.Server {
 	for _, m := range mutate {
 		m(&cfg)
 	}
+	return startStandalone(t, cfg)
+}
+
+func startStandalone(t *testing.T, cfg server.Config) *server.Server {
+	t.Helper()
 	s, err := server.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +77,45 @@ func startServer(t *testing.T, mutate ...func(*server.Config)) *server.Server {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+func startEnsemble(t *testing.T, shape string, cfg server.Config) target {
+	shapes := map[string]itest.Shape{"classic-3": itest.Classic3, "forest-9-3-3": itest.Forest9x33}
+	sh, ok := shapes[shape]
+	if !ok {
+		t.Fatalf("GIRAFFE_ENSEMBLE=%q: want classic-3 or forest-9-3-3", shape)
+	}
+	extra := []string{
+		fmt.Sprintf("tickTime=%d", cfg.TickTime.Milliseconds()),
+		fmt.Sprintf("maxSessionTimeout=%d", cfg.MaxSessionTimeout.Milliseconds()),
+		"4lw.commands.whitelist=" + strings.Join(cfg.FourLetterWords, ","),
+		fmt.Sprintf("znode.container.checkIntervalMs=%d", cfg.ContainerCheckInterval.Milliseconds()),
+		fmt.Sprintf("extendedTypesEnabled=%v", cfg.ExtendedTypes),
+	}
+	if cfg.SuperDigest != "" {
+		extra = append(extra, "superDigest="+cfg.SuperDigest)
+	}
+	c := itest.StartEnsemble(t, sh, extra...)
+	e := &ensembleTarget{}
+	for _, sv := range c.Servers {
+		e.addrs = append(e.addrs, sv.ClientAddr)
+	}
+	return e
+}
+
+type ensembleTarget struct {
+	addrs []string
+	next  atomic.Int64
+}
+
+func (e *ensembleTarget) Addr() net.Addr {
+	return tcpAddr(e.addrs[int(e.next.Add(1)-1)%len(e.addrs)])
+}
+
+// tcpAddr is a host:port as a net.Addr.
+type tcpAddr string
+
+func (a tcpAddr) Network() string { return "tcp" }
+func (a tcpAddr) String() string  { return string(a) }
 
 // connect opens a go-zookeeper client and waits for its session.
 func connect(t *testing.T, addr string, opts ...func(*zk.Conn)) (*zk.Conn, <-chan zk.Event) {
@@ -81,7 +157,7 @@ func wantErr(t *testing.T, err, want error) {
 }
 
 func TestCreateGetSetDelete(t *testing.T) {
-	s := startServer(t)
+	s := startTarget(t)
 	c, _ := connect(t, s.Addr().String())
 	acl := zk.WorldACL(zk.PermAll)
 	if p := must(c.Create("/a", []byte("x"), 0, acl)); p != "/a" {
@@ -118,7 +194,7 @@ func TestCreateGetSetDelete(t *testing.T) {
 }
 
 func TestSequentialEphemeralContainerTTL(t *testing.T) {
-	s := startServer(t)
+	s := startTarget(t)
 	c, _ := connect(t, s.Addr().String())
 	acl := zk.WorldACL(zk.PermAll)
 	must(c.Create("/q", nil, 0, acl))
@@ -155,7 +231,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestWatchesFireOnceAndInOrder(t *testing.T) {
-	s := startServer(t)
+	s := startTarget(t)
 	a, _ := connect(t, s.Addr().String())
 	b, _ := connect(t, s.Addr().String())
 	acl := zk.WorldACL(zk.PermAll)
@@ -215,7 +291,7 @@ func TestWatchesFireOnceAndInOrder(t *testing.T) {
 }
 
 func TestMultiAtomicity(t *testing.T) {
-	s := startServer(t)
+	s := startTarget(t)
 	c, _ := connect(t, s.Addr().String())
 	acl := zk.WorldACL(zk.PermAll)
 	res, err := c.Multi(&zk.CreateRequest{Path: "/m", Acl: acl}, &zk.CreateRequest{Path: "/m/1", Acl: acl},
@@ -241,7 +317,7 @@ func TestMultiAtomicity(t *testing.T) {
 }
 
 func TestACLsAndAuth(t *testing.T) {
-	s := startServer(t, func(c *server.Config) { c.SuperDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" })
+	s := startTarget(t, func(c *server.Config) { c.SuperDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" })
 	owner, _ := connect(t, s.Addr().String())
 	if err := owner.AddAuth("digest", []byte("alice:pw")); err != nil {
 		t.Fatal(err)
@@ -262,6 +338,7 @@ func TestACLsAndAuth(t *testing.T) {
 	if err != nil || st.Aversion != 1 {
 		t.Fatalf("setACL: %+v %v", st, err)
 	}
+	other.Sync("/secret") // another server of an ensemble may lag
 	if _, _, err := other.Get("/secret"); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +355,7 @@ func TestACLsAndAuth(t *testing.T) {
 }
 
 func TestSessionExpiryAndReconnect(t *testing.T) {
-	s := startServer(t)
+	s := startTarget(t)
 	watcher, _ := connect(t, s.Addr().String())
 	short, _ := connect(t, s.Addr().String())
 	must(short.Create("/e", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)))
@@ -317,8 +394,12 @@ func TestSessionExpiryAndReconnect(t *testing.T) {
 }
 
 func TestFourLetterWords(t *testing.T) {
-	s := startServer(t, func(c *server.Config) { c.FourLetterWords = []string{"ruok", "srvr", "mntr"} })
-	for word, want := range map[string]string{"ruok": "imok", "srvr": "Mode: standalone", "mntr": "zk_znode_count",
+	s := startTarget(t, func(c *server.Config) { c.FourLetterWords = []string{"ruok", "srvr", "mntr"} })
+	mode := "Mode: standalone"
+	if os.Getenv("GIRAFFE_ENSEMBLE") != "" {
+		mode = "Giraffe role: "
+	}
+	for word, want := range map[string]string{"ruok": "imok", "srvr": mode, "mntr": "zk_znode_count",
 		"dump": "not executed because it is not in the whitelist"} {
 		out := fourLetter(t, s.Addr().String(), word)
 		if !strings.Contains(out, want) {

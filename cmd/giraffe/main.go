@@ -23,6 +23,7 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newSimCmd())
 	root.AddCommand(newTopologyCmd())
+	root.AddCommand(newClusterCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "giraffe:", err)
 		os.Exit(exitCode(err))

@@ -49,7 +49,6 @@ type Replica struct {
 	st   *storage
 	init *gpaxos.Snapshot
 
-	propC    chan []byte
 	compactC chan compactReq
 	deliverC chan Delivery
 	stopC    chan struct{}
@@ -65,6 +64,8 @@ type Replica struct {
 	seqMu  sync.Mutex
 	stream uint64
 	seq    uint64
+	queue  [][]byte      // proposed, not yet taken by the run loop
+	queued chan struct{} // signals a non-empty queue
 
 	// Owned by the run loop.
 	inflight   []inflight
@@ -74,6 +75,11 @@ type Replica struct {
 	local      []gpaxos.Message
 	// pendingAbandon is a new stream the application has not been told of.
 	pendingAbandon uint64
+
+	// Deliveries waiting for the application (see deliver).
+	outMu   sync.Mutex
+	out     []Delivery
+	outWake chan struct{}
 }
 
 type inflight struct {
@@ -114,9 +120,10 @@ func Open(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{
 		cfg: cfg, node: node, st: st, init: rec.snap,
-		propC:    make(chan []byte, 4096),
+		queued:   make(chan struct{}, 1),
+		outWake:  make(chan struct{}, 1),
 		compactC: make(chan compactReq),
-		deliverC: make(chan Delivery, 256),
+		deliverC: make(chan Delivery),
 		stopC:    make(chan struct{}),
 		doneC:    make(chan struct{}),
 		// Streams only grow across restarts too: the leader admits a
@@ -132,6 +139,7 @@ func Open(cfg Config) (*Replica, error) {
 
 // Start runs the replica until Stop.
 func (r *Replica) Start() {
+	go r.forward()
 	go r.run()
 }
 
@@ -157,23 +165,30 @@ func (r *Replica) Stop() {
 	<-r.doneC
 }
 
-// Propose hands body to be ordered and returns the stream and sequence
-// number its Committed will carry. Success means only that it was queued.
-func (r *Replica) Propose(body []byte) (stream, seq uint64, err error) {
+// Propose hands body to be ordered. onAssign, when not nil, is called with
+// the stream and sequence number the proposal's Committed will carry,
+// before the proposal can commit, so the application can file it first.
+// Proposals enter the protocol in the order of Propose calls. Propose never
+// waits for the protocol; success means only that the proposal was queued.
+func (r *Replica) Propose(body []byte, onAssign func(stream, seq uint64)) error {
 	r.seqMu.Lock()
-	r.seq++
-	stream, seq = r.stream, r.seq
-	data := proposalHeader{Origin: r.cfg.ID, Stream: stream, Seq: seq}.append(make([]byte, 0, headerLen+len(body)))
-	data = append(data, body...)
-	// Queue under the lock so that proposals enter the loop in sequence.
+	defer r.seqMu.Unlock()
 	select {
-	case r.propC <- data:
-		r.seqMu.Unlock()
-		return stream, seq, nil
 	case <-r.stopC:
-		r.seqMu.Unlock()
-		return 0, 0, ErrStopped
+		return ErrStopped
+	default:
 	}
+	r.seq++
+	if onAssign != nil {
+		onAssign(r.stream, r.seq)
+	}
+	data := proposalHeader{Origin: r.cfg.ID, Stream: r.stream, Seq: r.seq}.append(make([]byte, 0, headerLen+len(body)))
+	r.queue = append(r.queue, append(data, body...))
+	select {
+	case r.queued <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // SaveSnapshot stores data, the application's state after applying every
@@ -216,8 +231,8 @@ func (r *Replica) run() {
 			r.step(m)
 		case <-ticker.C:
 			r.tick()
-		case p := <-r.propC:
-			r.propose(p)
+		case <-r.queued:
+			r.takeQueued()
 		case c := <-r.compactC:
 			c.done <- r.node.Compact(c.index, c.data)
 		}
@@ -228,8 +243,8 @@ func (r *Replica) run() {
 			select {
 			case m := <-recv:
 				r.step(m)
-			case p := <-r.propC:
-				r.propose(p)
+			case <-r.queued:
+				r.takeQueued()
 			default:
 				break drain
 			}
@@ -287,13 +302,22 @@ func (r *Replica) tick() {
 	}
 }
 
-// propose takes one framed proposal from Propose. Proposals of a stream
-// abandoned since they were made are dropped: the application fails them.
-func (r *Replica) propose(data []byte) {
-	h, _, _ := parseHeader(data)
+// takeQueued moves what Propose queued into the protocol.
+func (r *Replica) takeQueued() {
 	r.seqMu.Lock()
+	q := r.queue
+	r.queue = nil
 	cur := r.stream
 	r.seqMu.Unlock()
+	for _, data := range q {
+		r.propose(data, cur)
+	}
+}
+
+// propose takes one framed proposal from Propose. Proposals of a stream
+// abandoned since they were made are dropped: the application fails them.
+func (r *Replica) propose(data []byte, cur uint64) {
+	h, _, _ := parseHeader(data)
 	if h.Stream != cur {
 		return
 	}
@@ -416,11 +440,47 @@ func (r *Replica) committed(e gpaxos.Entry) Committed {
 	return c
 }
 
+// deliver hands d to the forwarder without waiting: the protocol must keep
+// running (heartbeats, acknowledgments) while the application is busy, for
+// instance serializing a snapshot, or the ensemble would suspect this
+// server. The backlog is bounded by how far the application lags.
 func (r *Replica) deliver(d Delivery) bool {
+	r.outMu.Lock()
+	r.out = append(r.out, d)
+	r.outMu.Unlock()
 	select {
-	case r.deliverC <- d:
-		return true
+	case r.outWake <- struct{}{}:
+	default:
+	}
+	select {
 	case <-r.stopC:
 		return false
+	default:
+		return true
+	}
+}
+
+// forward moves deliveries, in order, to the application's channel.
+func (r *Replica) forward() {
+	for {
+		r.outMu.Lock()
+		batch := r.out
+		r.out = nil
+		r.outMu.Unlock()
+		for _, d := range batch {
+			select {
+			case r.deliverC <- d:
+			case <-r.stopC:
+				return
+			}
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-r.outWake:
+		case <-r.stopC:
+			return
+		}
 	}
 }

@@ -149,7 +149,7 @@ func (c *cluster) leader() *Replica {
 func (c *cluster) proposeRetry(r *Replica, body string) {
 	c.t.Helper()
 	for i := 0; i < 200; i++ {
-		if _, _, err := r.Propose([]byte(body)); err != nil {
+		if err := r.Propose([]byte(body), nil); err != nil {
 			c.t.Fatal(err)
 		}
 		deadline := time.Now().Add(time.Second)
@@ -203,7 +203,7 @@ func TestReplicasAgreeAndKeepClientOrder(t *testing.T) {
 			// each origin's entries must commit in its order.
 			for id, r := range c.reps {
 				for i := 0; i < 50; i++ {
-					if _, _, err := r.Propose([]byte(fmt.Sprintf("p-%d-%03d", id, i))); err != nil {
+					if err := r.Propose([]byte(fmt.Sprintf("p-%d-%03d", id, i)), nil); err != nil {
 						t.Fatal(err)
 					}
 				}

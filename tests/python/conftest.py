@@ -81,8 +81,78 @@ class GiraffeServer:
         return _four_letter(self.port, word)
 
 
+class GiraffeEnsemble:
+    """A local ensemble of giraffe server processes, started with
+    `giraffe cluster start`; clients get every server in their host list,
+    so kazoo spreads them over the ensemble."""
+
+    SHAPES = {
+        "classic-3": ["--nodes", "3", "--classic"],
+        "forest-9-3-3": ["--nodes", "9", "--trees", "3", "--children", "3"],
+    }
+
+    def __init__(self, shape):
+        self.bin = os.environ.get("GIRAFFE_BIN", os.path.join(os.path.dirname(__file__), "../../bin/giraffe"))
+        self.dir = tempfile.mkdtemp(prefix="giraffe-py-ens-")
+        self.shape = shape
+        self.nodes = int(self.SHAPES[shape][1])
+        self.base = _free_base(2 * self.nodes)
+
+    @property
+    def hosts(self):
+        return ",".join(f"127.0.0.1:{self.base + i}" for i in range(self.nodes))
+
+    @property
+    def port(self):
+        """The client port of the last server (raw-protocol tests use one)."""
+        return self.base + self.nodes - 1
+
+    def start(self):
+        sets = ["tickTime=200", "minSessionTimeout=400", "maxSessionTimeout=60000",
+                "zookeeper.extendedTypesEnabled=true", "znode.container.checkIntervalMs=200",
+                "superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU="]
+        args = [self.bin, "cluster", "start", "--dir", self.dir, "--base-port", str(self.base), "--tick-ms", "20"]
+        args += self.SHAPES[self.shape]
+        for kv in sets:
+            args += ["--set", kv]
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, timeout=60)
+
+    def stop(self):
+        subprocess.run([self.bin, "cluster", "stop", "--dir", self.dir], check=False, timeout=60)
+
+    def four_letter(self, word):
+        return _four_letter(self.base, word)
+
+
+def _free_base(n):
+    import random
+    for _ in range(50):
+        base = random.randint(20000, 50000)
+        try:
+            socks = []
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free port range")
+
+
 @pytest.fixture(scope="module")
 def server():
+    shape = os.environ.get("GIRAFFE_ENSEMBLE")
+    if shape:
+        s = GiraffeEnsemble(shape)
+        s.start()
+        yield s
+        s.stop()
+        shutil.rmtree(s.dir, ignore_errors=True)
+        return
     s = GiraffeServer()
     s.start()
     yield s

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+)
+
+const defaultClusterDir = "giraffe-cluster"
+
+// newClusterCmd returns `giraffe cluster`: a local ensemble of server
+// processes on 127.0.0.1.
+func newClusterCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, inspect and stop a local Giraffe ensemble (server processes on 127.0.0.1)",
+	}
+	cmd.AddCommand(newClusterStartCmd(), newClusterStatusCmd(), newClusterKillCmd(), newClusterRestartCmd(), newClusterStopCmd())
+	return cmd
+}
+
+func newClusterStartCmd() *cobra.Command {
+	var spec launcher.Spec
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start N servers and wait for a leader",
+		Long: `start writes a zoo.cfg per server under --dir, starts the servers as
+background processes (they keep running after this command returns) and
+waits until they agree on a global leader. Server i serves clients on
+base-port+i-1 and its peers on base-port+nodes+i-1.`,
+		Example: `  giraffe cluster start --nodes 9 --trees 3 --children 3
+  giraffe cluster start --nodes 3 --classic --dir /tmp/g3 --base-port 3181`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := launcher.Start(spec, wait)
+			if c == nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "connect string: %s\n", c.ConnectString())
+			fmt.Fprintf(out, "data and logs:  %s/s<id>/{data,server.log,zoo.cfg}\n", c.Spec.Dir)
+			shape := fmt.Sprintf("forest %d-%d", spec.Trees, spec.Children)
+			if spec.Classic {
+				shape = "classic (one group, star)"
+			}
+			fmt.Fprintf(out, "%d servers, %s; `giraffe cluster status --dir %s` shows roles\n", spec.Nodes, shape, c.Spec.Dir)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&spec.Nodes, "nodes", 9, "number of servers")
+	f.IntVar(&spec.Trees, "trees", 3, "number of groups (trees of the forest)")
+	f.IntVar(&spec.Children, "children", 3, "maximum children per server in a group's tree")
+	f.BoolVar(&spec.Classic, "classic", false, "classic mode: one group with a star (leader-centric, like Zab)")
+	f.StringVar(&spec.Dir, "dir", defaultClusterDir, "directory for the servers' configuration, data and logs")
+	f.IntVar(&spec.BasePort, "base-port", 2181, "client port of server 1")
+	f.BoolVar(&spec.NoSync, "no-sync", false, "turn fsync off (tests only: acknowledged writes can be lost on a machine crash)")
+	f.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a leader")
+	f.StringArrayVar(&spec.Extra, "set", nil, "extra zoo.cfg line for every server, key=value (repeatable)")
+	f.IntVar(&spec.TickMs, "tick-ms", 0, "protocol tick in ms (0: the server's default, 50)")
+	return cmd
+}
+
+func newClusterStatusCmd() *cobra.Command {
+	var dir string
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show every server's role, group (color), zxid and process",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := launcher.Load(dir)
+			if err != nil {
+				return err
+			}
+			rows := c.Status()
+			out := cmd.OutOrStdout()
+			if jsonOut {
+				type row struct {
+					ID      int    `json:"id"`
+					Address string `json:"address"`
+					Color   int    `json:"color"`
+					Role    string `json:"role"`
+					Zxid    int64  `json:"zxid"`
+					Alive   bool   `json:"alive"`
+					PID     int    `json:"pid"`
+				}
+				list := make([]row, len(rows))
+				for i, r := range rows {
+					list[i] = row{r.ID, r.Address, r.Color, r.Role, r.Zxid, r.Alive, r.PID}
+				}
+				b, err := json.Marshal(list)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, string(b))
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tALIVE\tPID")
+			for _, r := range rows {
+				color := "-"
+				if r.Color >= 0 {
+					color = strconv.Itoa(r.Color)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%v\t%d\n", r.ID, r.Address, color, r.Role, r.Mode, r.Zxid, r.Alive, r.PID)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultClusterDir, "the cluster's directory")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print a JSON list")
+	return cmd
+}
+
+// clusterIDCmd builds kill and restart, which take one server id.
+func clusterIDCmd(use, short string, do func(c *launcher.Cluster, id int) error) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   use + " ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.Atoi(args[0])
+			if err != nil {
+				return fmt.Errorf("server id %q: %w", args[0], err)
+			}
+			c, err := launcher.Load(dir)
+			if err != nil {
+				return err
+			}
+			return do(c, id)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultClusterDir, "the cluster's directory")
+	return cmd
+}
+
+func newClusterKillCmd() *cobra.Command {
+	return clusterIDCmd("kill", "Kill one server with SIGKILL", func(c *launcher.Cluster, id int) error { return c.Kill(id) })
+}
+
+func newClusterRestartCmd() *cobra.Command {
+	return clusterIDCmd("restart", "Start one server again (killing it first if it runs)",
+		func(c *launcher.Cluster, id int) error { return c.Restart(id) })
+}
+
+func newClusterStopCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop every server (SIGTERM, then SIGKILL after 10 s)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := launcher.Load(dir)
+			if err != nil {
+				return err
+			}
+			return c.Stop(10 * time.Second)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultClusterDir, "the cluster's directory")
+	return cmd
+}

@@ -1,0 +1,395 @@
+// Package launcher starts, inspects and stops a local Giraffe ensemble: N
+// `giraffe server` processes on 127.0.0.1, each with its own zoo.cfg, data
+// directory and log file under one directory. `giraffe cluster` is its
+// command line; the integration tests use it too. The layout is recorded in
+// DIR/cluster.json so that later commands (status, kill, restart, stop) find
+// the servers again.
+package launcher
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec says what ensemble to start.
+type Spec struct {
+	Nodes, Trees, Children int
+	Classic                bool
+	// Dir holds everything; it is created.
+	Dir string
+	// BasePort: server i (from 1) serves clients on BasePort+i-1 and talks
+	// to its peers on BasePort+Nodes+i-1.
+	BasePort int
+	// Binary is the giraffe executable to run; empty means this process's.
+	Binary string
+	// TickMs is the protocol tick (0: the server's default); ElectionTicks
+	// likewise.
+	TickMs, ElectionTicks int
+	// NoSync turns fsync off (tests only).
+	NoSync bool
+	// Extra lines appended to every zoo.cfg.
+	Extra []string
+}
+
+// Server is one member as recorded in cluster.json.
+type Server struct {
+	ID         int    `json:"id"`
+	ClientAddr string `json:"client_address"`
+	PeerAddr   string `json:"peer_address"`
+	Dir        string `json:"dir"`
+	LogFile    string `json:"log"`
+	PID        int    `json:"pid"`
+}
+
+// Cluster is the recorded layout of a started ensemble.
+type Cluster struct {
+	Spec    Spec     `json:"spec"`
+	Binary  string   `json:"binary"`
+	Servers []Server `json:"servers"`
+}
+
+// ConnectString returns host:port of every server, comma-separated, as
+// ZooKeeper clients take it.
+func (c *Cluster) ConnectString() string {
+	addrs := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		addrs[i] = s.ClientAddr
+	}
+	return strings.Join(addrs, ",")
+}
+
+func layoutPath(dir string) string { return filepath.Join(dir, "cluster.json") }
+
+// Load reads the layout recorded in dir.
+func Load(dir string) (*Cluster, error) {
+	b, err := os.ReadFile(layoutPath(dir))
+	if err != nil {
+		return nil, fmt.Errorf("no cluster in %s (start one with `giraffe cluster start --dir %s`): %w", dir, dir, err)
+	}
+	var c Cluster
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", layoutPath(dir), err)
+	}
+	return &c, nil
+}
+
+func (c *Cluster) save() error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := layoutPath(c.Spec.Dir) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, layoutPath(c.Spec.Dir))
+}
+
+// Start writes every server's configuration, starts the processes and
+// waits (up to timeout) until one of them reports itself leader.
+func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
+	if spec.Nodes < 1 || spec.Nodes > 255 {
+		return nil, errors.New("--nodes must be in [1,255]")
+	}
+	if !spec.Classic && (spec.Trees < 1 || spec.Children < 1) {
+		return nil, errors.New("need --trees and --children >= 1, or --classic")
+	}
+	if spec.BasePort <= 0 || spec.BasePort+2*spec.Nodes > 65535 {
+		return nil, errors.New("--base-port out of range")
+	}
+	dir, err := filepath.Abs(spec.Dir)
+	if err != nil {
+		return nil, err
+	}
+	spec.Dir = dir
+	if c, err := Load(dir); err == nil {
+		for _, s := range c.Servers {
+			if alive(s.PID) {
+				return nil, fmt.Errorf("a cluster is already running in %s (server %d, pid %d); stop it first", dir, s.ID, s.PID)
+			}
+		}
+	}
+	bin := spec.Binary
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	c := &Cluster{Spec: spec, Binary: bin}
+	for i := 1; i <= spec.Nodes; i++ {
+		s := Server{ID: i, ClientAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+i-1),
+			PeerAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+spec.Nodes+i-1),
+			Dir:      filepath.Join(dir, fmt.Sprintf("s%d", i))}
+		s.LogFile = filepath.Join(s.Dir, "server.log")
+		c.Servers = append(c.Servers, s)
+	}
+	for _, s := range c.Servers {
+		if err := c.writeConfig(s); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.Servers {
+		if err := c.spawn(&c.Servers[i]); err != nil {
+			c.Stop(5 * time.Second)
+			return nil, err
+		}
+	}
+	if err := c.save(); err != nil {
+		return nil, err
+	}
+	if err := c.WaitLeader(timeout); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// writeConfig writes s's zoo.cfg and myid.
+func (c *Cluster) writeConfig(s Server) error {
+	data := filepath.Join(s.Dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(data, "myid"), []byte(fmt.Sprintln(s.ID)), 0o644); err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(s.ClientAddr)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# written by giraffe cluster start\ntickTime=2000\ndataDir=%s\nclientPortAddress=%s\nclientPort=%s\n", data, host, port)
+	b.WriteString("4lw.commands.whitelist=*\n")
+	if c.Spec.NoSync {
+		b.WriteString("forceSync=no\n")
+	}
+	if c.Spec.Classic {
+		b.WriteString("giraffe.classic=true\n")
+	} else {
+		fmt.Fprintf(&b, "giraffe.trees=%d\ngiraffe.children=%d\n", c.Spec.Trees, c.Spec.Children)
+	}
+	if c.Spec.TickMs > 0 {
+		fmt.Fprintf(&b, "giraffe.tickMs=%d\n", c.Spec.TickMs)
+	}
+	if c.Spec.ElectionTicks > 0 {
+		fmt.Fprintf(&b, "giraffe.electionTicks=%d\n", c.Spec.ElectionTicks)
+	}
+	for _, p := range c.Servers {
+		fmt.Fprintf(&b, "server.%d=%s;%s\n", p.ID, p.PeerAddr, p.ClientAddr)
+	}
+	for _, l := range c.Spec.Extra {
+		b.WriteString(l + "\n")
+	}
+	return os.WriteFile(filepath.Join(s.Dir, "zoo.cfg"), []byte(b.String()), 0o644)
+}
+
+// spawn starts s's process in its own session, so that it outlives the
+// command that started it, with its output appended to its log file.
+func (c *Cluster) spawn(s *Server) error {
+	lf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	cmd := exec.Command(c.Binary, "server", "--config", filepath.Join(s.Dir, "zoo.cfg"))
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting server %d: %w", s.ID, err)
+	}
+	s.PID = cmd.Process.Pid
+	// Reap it when it exits while this process still runs (tests).
+	go cmd.Wait()
+	return nil
+}
+
+// byID returns the server with id.
+func (c *Cluster) byID(id int) (*Server, error) {
+	for i := range c.Servers {
+		if c.Servers[i].ID == id {
+			return &c.Servers[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no server %d in this cluster", id)
+}
+
+// Kill sends SIGKILL to server id.
+func (c *Cluster) Kill(id int) error {
+	s, err := c.byID(id)
+	if err != nil {
+		return err
+	}
+	if !alive(s.PID) {
+		return fmt.Errorf("server %d is not running", id)
+	}
+	return syscall.Kill(s.PID, syscall.SIGKILL)
+}
+
+// Signal sends sig to server id (SIGSTOP/SIGCONT pause and resume it).
+func (c *Cluster) Signal(id int, sig syscall.Signal) error {
+	s, err := c.byID(id)
+	if err != nil {
+		return err
+	}
+	return syscall.Kill(s.PID, sig)
+}
+
+// Restart starts server id again (killing it first if it still runs).
+func (c *Cluster) Restart(id int) error {
+	s, err := c.byID(id)
+	if err != nil {
+		return err
+	}
+	if alive(s.PID) {
+		syscall.Kill(s.PID, syscall.SIGKILL)
+		waitDead(s.PID, 5*time.Second)
+	}
+	if err := c.spawn(s); err != nil {
+		return err
+	}
+	return c.save()
+}
+
+// Stop stops every server: SIGTERM, then SIGKILL after grace.
+func (c *Cluster) Stop(grace time.Duration) error {
+	for _, s := range c.Servers {
+		if alive(s.PID) {
+			syscall.Kill(s.PID, syscall.SIGCONT)
+			syscall.Kill(s.PID, syscall.SIGTERM)
+		}
+	}
+	for _, s := range c.Servers {
+		if !waitDead(s.PID, grace) {
+			syscall.Kill(s.PID, syscall.SIGKILL)
+			waitDead(s.PID, grace)
+		}
+	}
+	return nil
+}
+
+// alive reports whether pid is a live process (not a zombie).
+func alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+func waitDead(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !alive(pid) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return !alive(pid)
+}
+
+// Status is one row of `giraffe cluster status`.
+type Status struct {
+	ID      int    `json:"id"`
+	Address string `json:"address"`
+	Color   int    `json:"color"`
+	Role    string `json:"role"`
+	Zxid    int64  `json:"zxid"`
+	Alive   bool   `json:"alive"`
+	PID     int    `json:"pid"`
+	// Mode is what ZooKeeper tools see: leader or follower.
+	Mode string `json:"mode,omitempty"`
+	// Leader is the global leader this server follows.
+	Leader int `json:"leader,omitempty"`
+}
+
+// Status asks every server (four-letter word srvr) for its state. A
+// server that does not answer is reported with alive=false when its
+// process is gone, or role "unreachable".
+func (c *Cluster) Status() []Status {
+	out := make([]Status, 0, len(c.Servers))
+	for _, s := range c.Servers {
+		st := Status{ID: s.ID, Address: s.ClientAddr, PID: s.PID, Color: -1, Alive: alive(s.PID)}
+		if st.Alive {
+			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
+				st.Role = kv["Giraffe role"]
+				st.Mode = kv["Mode"]
+				st.Color, _ = strconv.Atoi(kv["Giraffe group"])
+				st.Leader, _ = strconv.Atoi(kv["Giraffe leader"])
+				if z, err := strconv.ParseInt(strings.TrimPrefix(kv["Zxid"], "0x"), 16, 64); err == nil {
+					st.Zxid = z
+				}
+			} else {
+				st.Role = "unreachable"
+			}
+		} else {
+			st.Role = "down"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// WaitLeader waits until a live server reports itself leader and every
+// live server reports the same leader.
+func (c *Cluster) WaitLeader(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		leader, agree := 0, true
+		for _, st := range c.Status() {
+			if !st.Alive {
+				continue
+			}
+			if st.Role == "leader" {
+				leader = st.ID
+			}
+			if st.Leader == 0 || (leader != 0 && st.Leader != leader) {
+				agree = false
+			}
+		}
+		if leader != 0 && agree {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no leader within %v (server logs: %s/s*/server.log)", timeout, c.Spec.Dir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// FourLetter sends a four-letter word and parses "Key: value" lines.
+func FourLetter(addr, word string, timeout time.Duration) (map[string]string, error) {
+	nc, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(timeout))
+	if _, err := nc.Write([]byte(word)); err != nil {
+		return nil, err
+	}
+	kv := map[string]string{}
+	sc := bufio.NewScanner(nc)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ": "); ok {
+			kv[k] = v
+		}
+	}
+	if len(kv) == 0 {
+		return nil, fmt.Errorf("%s: no answer to %s", addr, word)
+	}
+	return kv, nil
+}

@@ -1,0 +1,108 @@
+package itest
+
+import (
+	"fmt"
+	"math/rand"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+)
+
+// Shape is an ensemble configuration the tests run.
+type Shape struct {
+	Name                   string
+	Nodes, Trees, Children int
+	Classic                bool
+}
+
+// The ensembles the issue asks the real-client tests to pass against.
+var (
+	Classic3   = Shape{Name: "classic-3", Nodes: 3, Classic: true}
+	Forest9x33 = Shape{Name: "forest-9-3-3", Nodes: 9, Trees: 3, Children: 3}
+)
+
+// freeRange returns a base port such that base .. base+n-1 were free a
+// moment ago.
+func freeRange(n int) (int, error) {
+	for try := 0; try < 50; try++ {
+		base := 20000 + rand.Intn(30000)
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			ln.Close()
+		}
+		if ok {
+			return base, nil
+		}
+	}
+	return 0, fmt.Errorf("no %d consecutive free ports", n)
+}
+
+// StartEnsemble starts an ensemble of real server processes with the
+// launcher of `giraffe cluster` and stops it when the test ends (showing
+// the servers' logs when the test failed).
+func StartEnsemble(t testing.TB, sh Shape, extra ...string) *launcher.Cluster {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := freeRange(2 * sh.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	spec := launcher.Spec{Nodes: sh.Nodes, Trees: sh.Trees, Children: sh.Children, Classic: sh.Classic,
+		Dir: dir, BasePort: base, Binary: bin, TickMs: 20, ElectionTicks: 10,
+		Extra: append([]string{"minSessionTimeout=400", "maxSessionTimeout=60000", "extendedTypesEnabled=true",
+			"znode.container.checkIntervalMs=200"}, extra...)}
+	c, err := launcher.Start(spec, 30*time.Second)
+	if c != nil {
+		t.Cleanup(func() {
+			c.Stop(5 * time.Second)
+			if t.Failed() {
+				dumpLogs(t, dir)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func dumpLogs(t testing.TB, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "s*", "server.log"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		lines := strings.Split(string(b), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		t.Logf("--- %s (last lines)\n%s", f, strings.Join(lines, "\n"))
+	}
+}
+
+// Leader returns the id of the server that reports itself leader, waiting
+// up to timeout.
+func Leader(c *launcher.Cluster, timeout time.Duration) (int, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, st := range c.Status() {
+			if st.Alive && st.Role == "leader" {
+				return st.ID, nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("no leader within %v", timeout)
+}

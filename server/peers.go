@@ -1,0 +1,54 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/replica"
+)
+
+// peerTransport is the replica's transport plus a way to shut it down.
+type peerTransport interface {
+	replica.Transport
+	io.Closer
+}
+
+// newPeerTransport makes the server-to-server transport. Tests of this
+// package swap it for an in-process one; servers use TCP.
+var newPeerTransport = func(s *Server, peers map[gpaxos.ID]string) (peerTransport, error) {
+	return newTCPTransport(s, peers)
+}
+
+// openReplica opens this member's replica (log, snapshots and hard state
+// under dataDir/replica) and its transport.
+func openReplica(s *Server) (*replicated, error) {
+	e := &s.cfg.Ensemble
+	voters, err := e.Voters()
+	if err != nil {
+		return nil, err
+	}
+	peers := map[gpaxos.ID]string{}
+	for _, p := range e.Peers {
+		peers[gpaxos.ID(p.ID)] = p.PeerAddr
+	}
+	tr, err := newPeerTransport(s, peers)
+	if err != nil {
+		return nil, fmt.Errorf("peer transport: %w", err)
+	}
+	rep, err := replica.Open(replica.Config{
+		ID: gpaxos.ID(s.cfg.ServerID), Voters: voters, Topology: e.Topology(),
+		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
+		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
+	})
+	if err != nil {
+		tr.Close()
+		return nil, err
+	}
+	rp := newReplicated(s, rep)
+	rp.transport = tr
+	s.log.Info("ensemble member", "id", s.cfg.ServerID, "servers", len(e.Peers), "group", voters.GroupOf(gpaxos.ID(s.cfg.ServerID)),
+		"groups", len(voters.Groups), "classic", e.Classic)
+	return rp, nil
+}

@@ -1,0 +1,321 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/datatree"
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/txn"
+	"github.com/giraffe-coord/giraffe/internal/watch"
+)
+
+// What a proposal's body carries in an ensemble (first byte).
+const (
+	bodyTxn   byte = 1 // a txn.Entry; its zxid is the log position
+	bodyTouch byte = 2 // session ids with a live connection at the origin
+	bodySync  byte = 3 // a client's sync: a place in the order, no change
+)
+
+// replicated is the orderer of an ensemble member: writes are proposed to
+// Group Paxos (internal/replica) and every committed entry, whoever
+// proposed it, is applied here in zxid order. The items this server
+// submitted wait in pending, in submission order, and complete when their
+// entry commits; an item without an entry (a read deferred behind writes
+// of its connection) completes once everything before it has.
+type replicated struct {
+	s         *Server
+	rep       *replica.Replica
+	transport peerTransport
+	in        chan *proposal
+
+	stopped  chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+
+	mu      sync.Mutex // guards pending; taken after the tree lock
+	pending []*pendingItem
+
+	// Owned by the applier, under the tree lock.
+	applied    int64
+	sinceSnap  int
+	deliveries []watch.Delivery
+	snapping   atomic.Bool
+}
+
+type pendingItem struct {
+	pr          *proposal
+	ordered     bool // has an entry in the log (a write or a sync marker)
+	stream, seq uint64
+}
+
+func newReplicated(s *Server, rep *replica.Replica) *replicated {
+	return &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{})}
+}
+
+func (r *replicated) start() {
+	r.rep.Start()
+	r.wg.Add(2)
+	go r.proposeLoop()
+	go r.applyLoop()
+}
+
+func (r *replicated) stop() {
+	r.stopOnce.Do(func() { close(r.stopped) })
+	r.rep.Stop()
+	r.wg.Wait()
+	if r.transport != nil {
+		r.transport.Close()
+	}
+}
+
+func (r *replicated) submit(pr *proposal) bool {
+	select {
+	case r.in <- pr:
+		return true
+	case <-r.stopped:
+		return false
+	}
+}
+
+func (r *replicated) lastZxid() int64 { return r.applied }
+
+func (r *replicated) queued() int { return len(r.in) }
+
+// proposeLoop files every submitted item in pending and proposes the ones
+// that need the log. One goroutine, so proposals leave in submission order.
+func (r *replicated) proposeLoop() {
+	defer r.wg.Done()
+	var buf []byte
+	for {
+		var pr *proposal
+		select {
+		case pr = <-r.in:
+		case <-r.stopped:
+			return
+		}
+		if pr.entry == nil && !pr.sync {
+			r.s.treeMu.Lock()
+			r.mu.Lock()
+			r.pending = append(r.pending, &pendingItem{pr: pr})
+			r.fireReady()
+			r.mu.Unlock()
+			r.s.treeMu.Unlock()
+			continue
+		}
+		if pr.sync {
+			buf = append(buf[:0], bodySync)
+		} else {
+			pr.entry.Time = time.Now().UnixMilli()
+			buf = pr.entry.Marshal(append(buf[:0], bodyTxn))
+		}
+		err := r.rep.Propose(buf, func(stream, seq uint64) {
+			r.mu.Lock()
+			r.pending = append(r.pending, &pendingItem{pr: pr, ordered: true, stream: stream, seq: seq})
+			r.mu.Unlock()
+		})
+		if err != nil {
+			return
+		}
+	}
+}
+
+// propose sends an internal proposal that nobody waits for.
+func (r *replicated) propose(body []byte) { r.rep.Propose(body, nil) }
+
+// fireReady completes the items at the head of pending that wait for
+// nothing but their turn. r.mu and the tree lock are held.
+func (r *replicated) fireReady() {
+	for len(r.pending) > 0 && !r.pending[0].ordered {
+		it := r.pending[0]
+		r.pending = r.pending[1:]
+		if it.pr.applied != nil {
+			it.pr.applied(txn.Result{}, nil)
+		}
+	}
+}
+
+func (r *replicated) applyLoop() {
+	defer r.wg.Done()
+	for {
+		var d replica.Delivery
+		select {
+		case d = <-r.rep.Deliveries():
+		case <-r.rep.Done():
+			if err := r.rep.Err(); err != nil {
+				r.s.fail(err)
+			}
+			return
+		case <-r.stopped:
+			return
+		}
+		r.s.treeMu.Lock()
+		if d.Snapshot != nil {
+			r.restore(d.Snapshot)
+		}
+		for i := range d.Entries {
+			r.apply(&d.Entries[i])
+		}
+		if d.Abandoned != 0 {
+			r.abandon(d.Abandoned)
+		}
+		if r.sinceSnap >= r.s.cfg.SnapCount && !r.snapping.Load() {
+			r.snapshot()
+		}
+		r.s.treeMu.Unlock()
+	}
+}
+
+// apply applies one committed entry; the tree lock is held.
+func (r *replicated) apply(c *replica.Committed) {
+	s := r.s
+	defer func() { r.applied = int64(c.Zxid) }()
+	if c.Noop || len(c.Body) == 0 {
+		return
+	}
+	switch c.Body[0] {
+	case bodyTxn:
+		e, err := txn.Unmarshal(c.Body[1:])
+		if err != nil {
+			// Every replica refuses it alike, so they stay in step.
+			s.log.Error("undecodable committed entry", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "err", err)
+			return
+		}
+		e.Zxid = int64(c.Zxid)
+		var res txn.Result
+		trig := s.applyEntry(e, &res)
+		r.deliveries = s.triggerWatches(trig, r.deliveries[:0])
+		r.sinceSnap++
+		r.sessionBookkeeping(e, res, c.Origin)
+		r.complete(c, res, e)
+	case bodyTouch:
+		now := time.Now()
+		for b := c.Body[1:]; len(b) >= 8; b = b[8:] {
+			s.sessions.touch(int64(binary.BigEndian.Uint64(b)), now)
+		}
+	case bodySync:
+		r.complete(c, txn.Result{}, nil)
+	}
+}
+
+// sessionBookkeeping keeps every replica's session tracker in step with the
+// sessions in the tree, so that whichever server leads can expire them.
+func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpaxos.ID) {
+	s := r.s
+	switch e.Op.Kind {
+	case txn.KindCreateSession:
+		if res.Err == 0 {
+			s.sessions.add(e.Session, time.Duration(e.Timeout)*time.Millisecond, time.Now())
+		}
+	case txn.KindCloseSession:
+		s.sessions.remove(e.Session)
+		if int64(origin) != s.cfg.ServerID {
+			if c := s.connOfSession(e.Session); c != nil {
+				c.close("session closed by the ensemble")
+			}
+		}
+	}
+}
+
+// complete answers this server's item for committed entry c.
+func (r *replicated) complete(c *replica.Committed, res txn.Result, e *txn.Entry) {
+	if int64(c.Origin) != r.s.cfg.ServerID {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fireReady()
+	if len(r.pending) == 0 {
+		return
+	}
+	it := r.pending[0]
+	if it.stream != c.Stream || it.seq != c.Seq {
+		return // an internal proposal, or one of an abandoned stream
+	}
+	r.pending = r.pending[1:]
+	if it.pr.applied != nil {
+		it.pr.applied(res, e)
+	}
+	r.fireReady()
+}
+
+// abandon fails the items of streams older than stream: their entries may
+// or may not commit, so their connections are closed, as ZooKeeper closes
+// client connections when the leader changes; clients reconnect and see
+// CONNECTIONLOSS for requests in flight.
+func (r *replicated) abandon(stream uint64) {
+	r.mu.Lock()
+	failed := map[*conn]bool{}
+	keep := r.pending[:0]
+	for _, it := range r.pending {
+		if it.ordered && it.stream < stream {
+			if it.pr.conn != nil {
+				failed[it.pr.conn] = true
+			}
+			if it.pr.abandoned != nil {
+				it.pr.abandoned()
+			}
+			continue
+		}
+		if it.pr.conn != nil && failed[it.pr.conn] {
+			continue
+		}
+		keep = append(keep, it)
+	}
+	clear(r.pending[len(keep):])
+	r.pending = keep
+	r.fireReady()
+	r.mu.Unlock()
+	for c := range failed {
+		c.close("leader changed: outcome of in-flight requests unknown")
+	}
+}
+
+// restore replaces the tree by a snapshot's; the tree lock is held.
+func (r *replicated) restore(sn *gpaxos.Snapshot) {
+	t, err := datatree.ReadSnapshot(bytes.NewReader(sn.Data))
+	if err != nil {
+		r.s.fail(fmt.Errorf("installing snapshot 0x%x: %w", uint64(sn.Index), err))
+		return
+	}
+	r.s.tree = t
+	r.applied = int64(sn.Index)
+	r.s.sessions.resetFrom(t.Sessions(), time.Now())
+	r.s.log.Info("installed snapshot", "zxid", fmt.Sprintf("0x%x", uint64(sn.Index)), "nodes", t.NodeCount())
+}
+
+// snapshot serializes the tree (tree lock held) and stores it in the
+// background, letting the replica discard its log up to here.
+func (r *replicated) snapshot() {
+	var buf bytes.Buffer
+	if err := r.s.tree.WriteSnapshot(&buf); err != nil {
+		r.s.log.Error("serializing snapshot", "err", err)
+		return
+	}
+	r.sinceSnap = 0
+	idx := gpaxos.Zxid(r.applied)
+	r.snapping.Store(true)
+	go func() {
+		defer r.snapping.Store(false)
+		if err := r.rep.SaveSnapshot(idx, buf.Bytes()); err != nil {
+			r.s.log.Error("saving snapshot", "zxid", fmt.Sprintf("0x%x", uint64(idx)), "err", err)
+			return
+		}
+		r.s.metrics.snapshots.Inc()
+	}()
+}
+
+// touchBody encodes the sessions with a live connection here.
+func touchBody(ids []int64) []byte {
+	b := make([]byte, 1, 1+8*len(ids))
+	b[0] = bodyTouch
+	for _, id := range ids {
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+	}
+	return b
+}
