@@ -10,16 +10,20 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build run test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper clean
+.PHONY: all build run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/giraffe
 
-## run: start a local Giraffe server on 127.0.0.1:$(PORT) (data in $(RUN_DIR)); Ctrl-C stops it.
+## run: start a local 9-server ensemble (forest 3-3) on 127.0.0.1:$(PORT)..; Ctrl-C stops it.
 run: build
-	$(BIN) server --data-dir $(RUN_DIR) --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
+	$(BIN) cluster start --nodes 9 --trees 3 --children 3 --dir $(RUN_DIR) --base-port $(PORT) --foreground
+
+## run-standalone: one standalone server on 127.0.0.1:$(PORT) (data in $(RUN_DIR)-standalone).
+run-standalone: build
+	$(BIN) server --data-dir $(RUN_DIR)-standalone --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
 test: vet build setup test-go test-ensemble test-sim test-python test-java

@@ -66,7 +66,8 @@ var registerModel = porcupine.Model{
 
 // TestLinearizableUnderFaults runs clients on every server of an ensemble
 // doing writes, synced reads and plain reads on three znodes while servers
-// are killed and restarted and the leader is paused and resumed; the synced
+// are killed and restarted, the leader is paused and resumed and the
+// network is partitioned (isolation, one-way cuts); the synced
 // reads and writes must be linearizable (porcupine), and every client's
 // plain reads must never go back in time.
 func TestLinearizableUnderFaults(t *testing.T) {
@@ -191,14 +192,15 @@ func runLinearizable(t *testing.T, sh Shape, dur time.Duration) {
 	}
 }
 
-// faults kills and restarts servers and pauses the leader while the
+// faults kills and restarts servers, pauses the leader, isolates a server
+// and cuts one direction between the leader and another server while the
 // clients run.
 func faults(t *testing.T, c *launcher.Cluster, dur time.Duration) {
 	deadline := time.Now().Add(dur)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for i := 0; time.Now().Before(deadline); i++ {
 		time.Sleep(time.Second)
-		switch i % 3 {
+		switch i % 4 {
 		case 0: // kill and restart a random server
 			s := c.Servers[rng.Intn(len(c.Servers))]
 			t.Logf("SIGKILL server %d", s.ID)
@@ -215,8 +217,25 @@ func faults(t *testing.T, c *launcher.Cluster, dur time.Duration) {
 			time.Sleep(1500 * time.Millisecond)
 			c.Signal(id, syscall.SIGCONT)
 			t.Logf("SIGCONT %d", id)
-		case 2:
-			time.Sleep(500 * time.Millisecond)
+		case 2: // cut a random server off, then heal
+			s := c.Servers[rng.Intn(len(c.Servers))]
+			t.Logf("isolate server %d", s.ID)
+			c.Fault(s.ID, "isolate")
+			time.Sleep(1500 * time.Millisecond)
+			c.Fault(s.ID, "heal")
+		case 3: // one-way partition: the leader cannot reach one server
+			id, err := Leader(c, 5*time.Second)
+			if err != nil {
+				continue
+			}
+			other := c.Servers[rng.Intn(len(c.Servers))].ID
+			if other == id {
+				continue
+			}
+			t.Logf("leader %d cannot send to %d", id, other)
+			c.Fault(id, fmt.Sprintf("block %d", other))
+			time.Sleep(1500 * time.Millisecond)
+			c.Fault(id, "heal")
 		}
 	}
 	if _, err := Leader(c, 20*time.Second); err != nil {

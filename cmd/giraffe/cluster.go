@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -21,20 +24,23 @@ func newClusterCmd() *cobra.Command {
 		Use:   "cluster",
 		Short: "Start, inspect and stop a local Giraffe ensemble (server processes on 127.0.0.1)",
 	}
-	cmd.AddCommand(newClusterStartCmd(), newClusterStatusCmd(), newClusterKillCmd(), newClusterRestartCmd(), newClusterStopCmd())
+	cmd.AddCommand(newClusterStartCmd(), newClusterStatusCmd(), newClusterKillCmd(), newClusterRestartCmd(),
+		newClusterStopCmd(), newClusterFaultCmd())
 	return cmd
 }
 
 func newClusterStartCmd() *cobra.Command {
 	var spec launcher.Spec
 	var wait time.Duration
+	var foreground bool
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start N servers and wait for a leader",
 		Long: `start writes a zoo.cfg per server under --dir, starts the servers as
 background processes (they keep running after this command returns) and
 waits until they agree on a global leader. Server i serves clients on
-base-port+i-1 and its peers on base-port+nodes+i-1.`,
+base-port+i-1, its peers on base-port+nodes+i-1 and metrics (/metrics,
+/faults) on base-port+2*nodes+i-1.`,
 		Example: `  giraffe cluster start --nodes 9 --trees 3 --children 3
   giraffe cluster start --nodes 3 --classic --dir /tmp/g3 --base-port 3181`,
 		Args: cobra.NoArgs,
@@ -51,7 +57,15 @@ base-port+i-1 and its peers on base-port+nodes+i-1.`,
 				shape = "classic (one group, star)"
 			}
 			fmt.Fprintf(out, "%d servers, %s; `giraffe cluster status --dir %s` shows roles\n", spec.Nodes, shape, c.Spec.Dir)
-			return err
+			if err != nil || !foreground {
+				return err
+			}
+			fmt.Fprintln(out, "running in the foreground: Ctrl-C stops the ensemble")
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+			<-sig
+			fmt.Fprintln(out, "stopping the ensemble")
+			return c.Stop(10 * time.Second)
 		},
 	}
 	f := cmd.Flags()
@@ -63,6 +77,7 @@ base-port+i-1 and its peers on base-port+nodes+i-1.`,
 	f.IntVar(&spec.BasePort, "base-port", 2181, "client port of server 1")
 	f.BoolVar(&spec.NoSync, "no-sync", false, "turn fsync off (tests only: acknowledged writes can be lost on a machine crash)")
 	f.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a leader")
+	f.BoolVar(&foreground, "foreground", false, "stay in the foreground and stop the ensemble on Ctrl-C")
 	f.StringArrayVar(&spec.Extra, "set", nil, "extra zoo.cfg line for every server, key=value (repeatable)")
 	f.IntVar(&spec.TickMs, "tick-ms", 0, "protocol tick in ms (0: the server's default, 50)")
 	return cmd
@@ -150,6 +165,40 @@ func newClusterKillCmd() *cobra.Command {
 func newClusterRestartCmd() *cobra.Command {
 	return clusterIDCmd("restart", "Start one server again (killing it first if it runs)",
 		func(c *launcher.Cluster, id int) error { return c.Restart(id) })
+}
+
+func newClusterFaultCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "fault ID SPEC",
+		Short: "Inject network faults into one server's peer transport (for tests)",
+		Long: `fault changes the faults of server ID's peer transport and prints the faults
+now in force. SPEC is ';'-separated: "drop PEER P" loses messages to PEER with
+probability P, "delay PEER D" holds them for D, "block PEER" / "unblock PEER"
+cut one direction, "isolate" cuts the server off, "heal" removes every fault.`,
+		Example: `  giraffe cluster fault 1 isolate
+  giraffe cluster fault 2 "block 3; delay 4 50ms"
+  giraffe cluster fault 1 heal`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.Atoi(args[0])
+			if err != nil {
+				return fmt.Errorf("server id %q: %w", args[0], err)
+			}
+			c, err := launcher.Load(dir)
+			if err != nil {
+				return err
+			}
+			now, err := c.Fault(id, args[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), now)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultClusterDir, "the cluster's directory")
+	return cmd
 }
 
 func newClusterStopCmd() *cobra.Command {

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +29,9 @@ type Spec struct {
 	Classic                bool
 	// Dir holds everything; it is created.
 	Dir string
-	// BasePort: server i (from 1) serves clients on BasePort+i-1 and talks
-	// to its peers on BasePort+Nodes+i-1.
+	// BasePort: server i (from 1) serves clients on BasePort+i-1, talks
+	// to its peers on BasePort+Nodes+i-1 and serves metrics (and the
+	// fault-injection endpoint) on BasePort+2*Nodes+i-1.
 	BasePort int
 	// Binary is the giraffe executable to run; empty means this process's.
 	Binary string
@@ -46,9 +49,11 @@ type Server struct {
 	ID         int    `json:"id"`
 	ClientAddr string `json:"client_address"`
 	PeerAddr   string `json:"peer_address"`
-	Dir        string `json:"dir"`
-	LogFile    string `json:"log"`
-	PID        int    `json:"pid"`
+	// MetricsAddr serves /metrics and /faults.
+	MetricsAddr string `json:"metrics_address"`
+	Dir         string `json:"dir"`
+	LogFile     string `json:"log"`
+	PID         int    `json:"pid"`
 }
 
 // Cluster is the recorded layout of a started ensemble.
@@ -104,7 +109,7 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 	if !spec.Classic && (spec.Trees < 1 || spec.Children < 1) {
 		return nil, errors.New("need --trees and --children >= 1, or --classic")
 	}
-	if spec.BasePort <= 0 || spec.BasePort+2*spec.Nodes > 65535 {
+	if spec.BasePort <= 0 || spec.BasePort+3*spec.Nodes > 65535 {
 		return nil, errors.New("--base-port out of range")
 	}
 	dir, err := filepath.Abs(spec.Dir)
@@ -128,8 +133,9 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 	c := &Cluster{Spec: spec, Binary: bin}
 	for i := 1; i <= spec.Nodes; i++ {
 		s := Server{ID: i, ClientAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+i-1),
-			PeerAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+spec.Nodes+i-1),
-			Dir:      filepath.Join(dir, fmt.Sprintf("s%d", i))}
+			PeerAddr:    fmt.Sprintf("127.0.0.1:%d", spec.BasePort+spec.Nodes+i-1),
+			MetricsAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+2*spec.Nodes+i-1),
+			Dir:         filepath.Join(dir, fmt.Sprintf("s%d", i))}
 		s.LogFile = filepath.Join(s.Dir, "server.log")
 		c.Servers = append(c.Servers, s)
 	}
@@ -164,7 +170,9 @@ func (c *Cluster) writeConfig(s Server) error {
 	}
 	host, port, _ := net.SplitHostPort(s.ClientAddr)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# written by giraffe cluster start\ntickTime=2000\ndataDir=%s\nclientPortAddress=%s\nclientPort=%s\n", data, host, port)
+	_, mport, _ := net.SplitHostPort(s.MetricsAddr)
+	fmt.Fprintf(&b, "# written by giraffe cluster start\ntickTime=2000\ndataDir=%s\nclientPortAddress=%s\nclientPort=%s\nmetricsPort=%s\n",
+		data, host, port, mport)
 	b.WriteString("4lw.commands.whitelist=*\n")
 	if c.Spec.NoSync {
 		b.WriteString("forceSync=no\n")
@@ -271,6 +279,27 @@ func (c *Cluster) Stop(grace time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// Fault injects network faults into server id's peer transport (see
+// peer.Faults.Apply for the syntax: "drop ID P; delay ID D; block ID;
+// isolate; heal") and returns the faults now in force there.
+func (c *Cluster) Fault(id int, spec string) (string, error) {
+	s, err := c.byID(id)
+	if err != nil {
+		return "", err
+	}
+	cl := http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Post("http://"+s.MetricsAddr+"/faults", "text/plain", strings.NewReader(spec))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("server %d: %s", id, strings.TrimSpace(string(body)))
+	}
+	return strings.TrimSpace(string(body)), nil
 }
 
 // alive reports whether pid is a live process (not a zombie).
