@@ -144,10 +144,10 @@ func (c *Config) validateEnsemble() error {
 		return errors.New("giraffe.children must be >= 1")
 	}
 	if e.Tick <= 0 {
-		e.Tick = 50 * time.Millisecond
+		e.Tick = 25 * time.Millisecond
 	}
 	if e.ElectionTicks <= 0 {
-		e.ElectionTicks = 10
+		e.ElectionTicks = 8
 	}
 	if e.ElectionTicks <= 4 {
 		return errors.New("giraffe.electionTicks must be > 4")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"time"
@@ -76,5 +77,62 @@ The run warms up for --warmup, then measures for --duration.`,
 	f.StringVar(&cfg.Root, "root", "/giraffe-bench", "znode under which the benchmark works")
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	f.BoolVar(&quiet, "quiet", false, "no live progress line")
+	cmd.AddCommand(newBenchGapCmd())
+	return cmd
+}
+
+// newBenchGapCmd returns `giraffe bench gap`: the longest write gap when a
+// server is killed under load (failover time as clients see it).
+func newBenchGapCmd() *cobra.Command {
+	cfg := bench.GapConfig{}
+	var (
+		servers, killCmd string
+		jsonOut          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "gap",
+		Short: "Measure the longest write gap while a server is killed under load",
+		Long: `gap runs --writers sessions (Giraffe's client, which reconnects to another
+server with the same session) doing synchronous setData on every server of
+--servers; after --before it runs --kill-cmd through sh (e.g. a SIGKILL of the
+leader), keeps writing for --after, and reports the longest time between two
+successful writes from the kill on.`,
+		Example: `  giraffe bench gap --servers 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 \
+      --kill-cmd "giraffe cluster kill 1" --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Servers = strings.Split(servers, ",")
+			cfg.Disrupt = func() error {
+				out, err := exec.Command("sh", "-c", killCmd).CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("%s: %v: %s", killCmd, err, out)
+				}
+				return nil
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			res, err := bench.RunGap(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				b, _ := json.Marshal(res)
+				fmt.Println(string(b))
+				return nil
+			}
+			fmt.Printf("longest write gap after the kill: %.1f ms (%d writes before, %d after, %d errors)\n",
+				res.MaxGapMs, res.WritesBefore, res.WritesAfter, res.Errors)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&servers, "servers", "127.0.0.1:2181", "comma-separated host:port list")
+	f.StringVar(&killCmd, "kill-cmd", "", "shell command that causes the failure (required)")
+	f.IntVar(&cfg.Writers, "writers", 8, "writing sessions")
+	f.IntVar(&cfg.ValueSize, "value-size", 1024, "bytes per write")
+	f.DurationVar(&cfg.Before, "before", 2*time.Second, "writing time before the kill")
+	f.DurationVar(&cfg.After, "after", 5*time.Second, "writing time after the kill")
+	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
+	cmd.MarkFlagRequired("kill-cmd")
 	return cmd
 }

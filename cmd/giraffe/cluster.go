@@ -79,7 +79,7 @@ base-port+i-1, its peers on base-port+nodes+i-1 and metrics (/metrics,
 	f.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a leader")
 	f.BoolVar(&foreground, "foreground", false, "stay in the foreground and stop the ensemble on Ctrl-C")
 	f.StringArrayVar(&spec.Extra, "set", nil, "extra zoo.cfg line for every server, key=value (repeatable)")
-	f.IntVar(&spec.TickMs, "tick-ms", 0, "protocol tick in ms (0: the server's default, 50)")
+	f.IntVar(&spec.TickMs, "tick-ms", 0, "protocol tick in ms (0: the server's default, 25)")
 	return cmd
 }
 

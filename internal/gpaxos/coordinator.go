@@ -32,6 +32,10 @@ type gcCandidate struct {
 	ge    uint64
 	start int64
 	acks  map[ID]Message
+	// replaced is the coordinator this candidacy replaces (None when the
+	// group had none): when it was also the global leader, the group has
+	// just found the leader silent for an election timeout too.
+	replaced ID
 }
 
 // promiseRound gathers a majority of the group's promises for a GL
@@ -49,6 +53,9 @@ func (n *Node) campaignGC() {
 	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
 	n.maxGE = ge
 	n.gcCand = &gcCandidate{ge: ge, start: n.tick, acks: map[ID]Message{}}
+	if n.hs.Coordinator != n.id {
+		n.gcCand.replaced = n.hs.Coordinator
+	}
 	for _, id := range n.members() {
 		n.send(Message{Type: MsgGroupElect, To: id, Group: n.group, GroupEpoch: ge})
 	}
@@ -127,7 +134,11 @@ func (n *Node) becomeCoordinator(c *gcCandidate) {
 		n.pendingCand = nil
 		n.handleNewGEpoch(*p)
 	}
-	if gc.leaderTo == None || gc.leaderTo == n.id && n.gl == nil {
+	// Run for leader at once when there is none, when this server was it,
+	// or when the leader was the coordinator the group just replaced for
+	// being silent (so it is very likely down): waiting another election
+	// timeout for it would only lengthen the failover.
+	if gc.leaderTo == None || gc.leaderTo == n.id && n.gl == nil || gc.leaderTo == c.replaced && c.replaced != None {
 		n.campaignGL()
 		return
 	}
