@@ -10,7 +10,7 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper clean
+.PHONY: all build run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long bench-vs-zookeeper bench-ensemble clean
 
 all: build
 
@@ -53,6 +53,10 @@ sim-long:
 ## bench-vs-zookeeper: giraffe bench against standalone Giraffe and ZooKeeper 3.9.4 in one run.
 bench-vs-zookeeper:
 	scripts/bench-vs-zookeeper.sh 10s 3
+
+## bench-ensemble: Giraffe ensembles (classic, forest 3-3) beside ZooKeeper ensembles of 3, 5, 7, 9 servers.
+bench-ensemble:
+	scripts/bench-ensemble-vs-zookeeper.sh 8s 5
 
 setup: setup-python setup-java
 

@@ -349,8 +349,10 @@ func (n *Node) tickCoordinator() {
 	if n.hs.Current != n.hs.Promised && n.tick-gc.lastHello >= hb {
 		n.sendHello() // still waiting for the leader's synchronization
 	}
-	// Coordinators of lower-numbered groups run first.
-	wait := el + int64(n.group)*el/2 + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
+	// Coordinators of lower-numbered groups run first, a heartbeat apart:
+	// the first candidate's request reaches the others well within that, and
+	// relaying it restarts their timers (handleNewGEpoch).
+	wait := el + int64(n.group)*hb + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
 	if n.tick-gc.heardGL > wait {
 		n.campaignGL()
 	}
@@ -379,6 +381,7 @@ func (n *Node) handleNewGEpoch(m Message) {
 		return
 	}
 	gc.round = &promiseRound{epoch: m.Epoch, cand: m.From, promises: map[ID]Message{}}
+	gc.heardGL = n.tick // a candidate is running: give it an election timeout
 	for _, id := range n.members() {
 		n.send(Message{Type: MsgPromiseReq, To: id, Epoch: m.Epoch, Leader: m.From, Group: n.group, GroupEpoch: gc.ge})
 	}
