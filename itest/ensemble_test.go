@@ -2,8 +2,10 @@ package itest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -283,5 +285,45 @@ func TestEnsembleKillsUnderLoadLoseNothing(t *testing.T) {
 				t.Fatalf("%d acknowledged writes lost, e.g. %s", len(lost), strings.Join(lost[:min(5, len(lost))], " "))
 			}
 		})
+	}
+}
+
+// TestClusterStatusMatchesTheForest: the groups (colors) that `giraffe
+// cluster status` reports for a running 9-3-3 ensemble are exactly the
+// colors `giraffe topology` computes with the forest algorithms.
+func TestClusterStatusMatchesTheForest(t *testing.T) {
+	c := StartEnsemble(t, Forest9x33)
+	bin, _ := Binary()
+	out, err := exec.Command(bin, "topology", "--nodes", "9", "--trees", "3", "--children", "3", "--format", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topo struct {
+		Nodes []struct{ ID, Color int } `json:"nodes"`
+	}
+	if err := json.Unmarshal(out, &topo); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int{}
+	for _, n := range topo.Nodes {
+		want[n.ID] = n.Color
+	}
+	out, err = exec.Command(bin, "cluster", "status", "--dir", c.Spec.Dir, "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []launcher.Status
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int{}
+	for _, r := range rows {
+		if !r.Alive || r.Color != want[r.ID] {
+			t.Fatalf("server %d: alive %v color %d, forest says %d", r.ID, r.Alive, r.Color, want[r.ID])
+		}
+		roles[r.Role]++
+	}
+	if roles["leader"] != 1 || roles["leader"]+roles["coordinator"] != 3 {
+		t.Fatalf("roles %v: want one leader and one coordinator per group", roles)
 	}
 }
