@@ -30,7 +30,7 @@ var (
 // moment ago.
 func freeRange(n int) (int, error) {
 	for try := 0; try < 50; try++ {
-		base := 20000 + rand.Intn(30000)
+		base := 10000 + rand.Intn(22000) // below the kernel's ephemeral ports (32768+), which dials take
 		ok := true
 		for p := base; p < base+n && ok; p++ {
 			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
@@ -56,7 +56,7 @@ func StartEnsemble(t testing.TB, sh Shape, extra ...string) *launcher.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := freeRange(2 * sh.Nodes)
+	base, err := freeRange(3 * sh.Nodes) // client, peer and metrics ports
 	if err != nil {
 		t.Fatal(err)
 	}

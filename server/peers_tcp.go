@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
-	"github.com/giraffe-coord/giraffe/internal/peer"
+	"github.com/giraffe-coord/giraffe/internal/transport"
 )
 
 // newTCPTransport listens on this member's peer port. The cluster name in
@@ -28,18 +28,25 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	slices.Sort(lines)
 	h := fnv.New64a()
 	h.Write([]byte(strings.Join(lines, ",")))
-	t, err := peer.Listen(peer.Config{ID: gpaxos.ID(self.ID), Listen: self.PeerAddr, Peers: others,
+	t, err := transport.New(transport.Config{ID: gpaxos.ID(self.ID), ListenAddr: self.PeerAddr, Peers: others,
 		Cluster: fmt.Sprintf("giraffe-%x", h.Sum64()), Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
 	s.faults = t.Faults()
-	return t, nil
+	return sendAdapter{t}, nil
 }
+
+// sendAdapter drops the transport's "queued or dropped" result, which the
+// replica does not need (the protocol retransmits).
+type sendAdapter struct{ *transport.Transport }
+
+func (a sendAdapter) Send(m gpaxos.Message) { a.Transport.Send(m) }
 
 // faultsHandler serves /faults on the metrics port: GET shows the faults
 // injected into this server's peer transport, POST applies a spec
-// (peer.Faults.Apply: "drop ID P; delay ID D; block ID; isolate; heal").
+// (transport.ParseFaultSpec: "drop ID P; delay ID D [JITTER]; block ID
+// [in|out|both]; unblock ID; isolate; pause; resume; heal").
 // It exists for tests (the kernel here has no netem).
 func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 	if s.faults == nil {
@@ -48,14 +55,16 @@ func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 4096))
+		var spec transport.FaultSpec
 		if err == nil {
-			err = s.faults.Apply(string(body))
+			spec, err = transport.ParseFaultSpec(string(body))
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		s.log.Warn("fault injection changed", "faults", s.faults.String())
+		s.faults.Apply(spec)
+		s.log.Warn("fault injection changed", "faults", s.faults.Spec().String())
 	}
-	fmt.Fprintln(w, s.faults.String())
+	fmt.Fprintln(w, s.faults.Spec().String())
 }

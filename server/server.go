@@ -27,8 +27,8 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/acl"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
-	"github.com/giraffe-coord/giraffe/internal/peer"
 	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/transport"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 )
 
@@ -54,7 +54,7 @@ type Server struct {
 	nextConnID watch.WatcherID
 
 	sessions *sessionTracker
-	faults   *peer.Faults // an ensemble member's injected network faults
+	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
 	pipe     orderer
 	snaps    *snapshotter

@@ -174,8 +174,9 @@ func newClusterFaultCmd() *cobra.Command {
 		Short: "Inject network faults into one server's peer transport (for tests)",
 		Long: `fault changes the faults of server ID's peer transport and prints the faults
 now in force. SPEC is ';'-separated: "drop PEER P" loses messages to PEER with
-probability P, "delay PEER D" holds them for D, "block PEER" / "unblock PEER"
-cut one direction, "isolate" cuts the server off, "heal" removes every fault.`,
+probability P, "delay PEER D [JITTER]" holds them, "block PEER [in|out|both]" /
+"unblock PEER [DIR]" cut or restore a direction (default out), "isolate" cuts
+every link, "pause" / "resume" hold all traffic, "heal" removes every fault.`,
 		Example: `  giraffe cluster fault 1 isolate
   giraffe cluster fault 2 "block 3; delay 4 50ms"
   giraffe cluster fault 1 heal`,

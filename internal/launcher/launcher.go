@@ -282,7 +282,7 @@ func (c *Cluster) Stop(grace time.Duration) error {
 }
 
 // Fault injects network faults into server id's peer transport (see
-// peer.Faults.Apply for the syntax: "drop ID P; delay ID D; block ID;
+// transport.ParseFaultSpec for the syntax: "drop ID P; delay ID D; block ID;
 // isolate; heal") and returns the faults now in force there.
 func (c *Cluster) Fault(id int, spec string) (string, error) {
 	s, err := c.byID(id)

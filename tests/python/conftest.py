@@ -96,7 +96,7 @@ class GiraffeEnsemble:
         self.dir = tempfile.mkdtemp(prefix="giraffe-py-ens-")
         self.shape = shape
         self.nodes = int(self.SHAPES[shape][1])
-        self.base = _free_base(2 * self.nodes)
+        self.base = _free_base(3 * self.nodes)  # client, peer and metrics ports
 
     @property
     def hosts(self):
@@ -127,7 +127,7 @@ class GiraffeEnsemble:
 def _free_base(n):
     import random
     for _ in range(50):
-        base = random.randint(20000, 50000)
+        base = random.randint(10000, 32000)  # below the ephemeral port range
         try:
             socks = []
             for p in range(base, base + n):

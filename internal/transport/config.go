@@ -1,0 +1,154 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// Defaults of the Config fields left zero.
+const (
+	// DefaultMaxFrameSize admits snapshots of a few hundred megabytes.
+	DefaultMaxFrameSize = 512 << 20
+	// DefaultQueueLen is the per-peer bound of queued messages.
+	DefaultQueueLen = 1024
+	// DefaultQueueBytes is the per-peer byte budget of queued messages.
+	DefaultQueueBytes = 64 << 20
+	// DefaultRecvQueueLen bounds the messages received but not yet taken
+	// from Recv.
+	DefaultRecvQueueLen = 4096
+	// DefaultRecvQueueBytes bounds the bytes received but not yet taken
+	// from Recv.
+	DefaultRecvQueueBytes = 256 << 20
+	// DefaultDialTimeout bounds one connection attempt.
+	DefaultDialTimeout = time.Second
+	// DefaultHandshakeTimeout bounds the hello/ack exchange.
+	DefaultHandshakeTimeout = 2 * time.Second
+	// DefaultWriteTimeout is the base deadline of one batch write; large
+	// batches get more (see minWriteRate).
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultBackoffMin and DefaultBackoffMax bound the pause between
+	// connection attempts to one peer.
+	DefaultBackoffMin = 10 * time.Millisecond
+	DefaultBackoffMax = time.Second
+)
+
+// minFrameSize is the smallest MaxFrameSize accepted: below it ordinary
+// messages with a few entries would not fit.
+const minFrameSize = 4096
+
+// Config configures a Transport.
+type Config struct {
+	// ID is this server's ID; never zero.
+	ID gpaxos.ID
+	// ListenAddr is the TCP address to listen on for peers ("host:port";
+	// port 0 picks a free port, see Transport.Addr).
+	ListenAddr string
+	// Peers maps the ID of every other server to its listen address. An
+	// entry for ID itself is ignored. Transport.SetPeers replaces it.
+	Peers map[gpaxos.ID]string
+	// Cluster names the ensemble; a peer presenting another name in its
+	// handshake is refused, so that two ensembles sharing hosts cannot
+	// talk to each other by a mistyped address.
+	Cluster string
+	// AcceptUnknownPeers lets servers missing from Peers connect (their
+	// messages are delivered; replies need an address from SetPeers). Off,
+	// such connections are refused.
+	AcceptUnknownPeers bool
+
+	// MaxFrameSize bounds an encoded message, sent or received.
+	MaxFrameSize int
+	// QueueLen and QueueBytes bound each peer's queue of messages waiting
+	// to be written. A single message larger than QueueBytes is still
+	// queued when the queue is empty, so that snapshots can be sent.
+	QueueLen   int
+	QueueBytes int
+	// RecvQueueLen and RecvQueueBytes bound the received messages waiting
+	// for the Recv channel's reader; when full, connections stop being
+	// read. A single larger message is admitted into an empty queue.
+	RecvQueueLen   int
+	RecvQueueBytes int
+
+	// DialTimeout bounds one connection attempt; HandshakeTimeout the
+	// hello/ack exchange (both ways, so a silent client is dropped);
+	// WriteTimeout the write of one batch, plus one second per 8 MiB.
+	DialTimeout      time.Duration
+	HandshakeTimeout time.Duration
+	WriteTimeout     time.Duration
+	// BackoffMin and BackoffMax bound the jittered exponential pause
+	// between connection attempts to one peer (reset after a success).
+	BackoffMin time.Duration
+	BackoffMax time.Duration
+
+	// FaultSeed seeds the random decisions of Faults; zero picks a random
+	// seed.
+	FaultSeed uint64
+	// Logger receives connection events; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with zero fields replaced by their defaults, or an
+// error naming the first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	if c.ID == gpaxos.None {
+		return c, errors.New("transport: Config.ID must not be zero")
+	}
+	if c.ListenAddr == "" {
+		return c, errors.New("transport: Config.ListenAddr is empty")
+	}
+	if c.Cluster == "" || len(c.Cluster) > maxClusterName {
+		return c, fmt.Errorf("transport: Config.Cluster must have 1 to %d bytes", maxClusterName)
+	}
+	if err := checkPeers(c.Peers); err != nil {
+		return c, err
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.MaxFrameSize, DefaultMaxFrameSize)
+	def(&c.QueueLen, DefaultQueueLen)
+	def(&c.QueueBytes, DefaultQueueBytes)
+	def(&c.RecvQueueLen, DefaultRecvQueueLen)
+	def(&c.RecvQueueBytes, DefaultRecvQueueBytes)
+	defDur(&c.DialTimeout, DefaultDialTimeout)
+	defDur(&c.HandshakeTimeout, DefaultHandshakeTimeout)
+	defDur(&c.WriteTimeout, DefaultWriteTimeout)
+	defDur(&c.BackoffMin, DefaultBackoffMin)
+	defDur(&c.BackoffMax, DefaultBackoffMax)
+	if c.MaxFrameSize < minFrameSize || int64(c.MaxFrameSize) > math.MaxUint32 {
+		return c, fmt.Errorf("transport: Config.MaxFrameSize %d outside [%d, %d]", c.MaxFrameSize, minFrameSize, uint32(math.MaxUint32))
+	}
+	if c.QueueLen < 0 || c.QueueBytes < 0 || c.RecvQueueLen < 0 || c.RecvQueueBytes < 0 {
+		return c, errors.New("transport: negative queue bound")
+	}
+	if c.DialTimeout < 0 || c.HandshakeTimeout < 0 || c.WriteTimeout < 0 || c.BackoffMin < 0 || c.BackoffMax < c.BackoffMin {
+		return c, errors.New("transport: negative timeout or BackoffMax < BackoffMin")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
+}
+
+func checkPeers(peers map[gpaxos.ID]string) error {
+	for id, addr := range peers {
+		if id == gpaxos.None {
+			return errors.New("transport: peer ID zero")
+		}
+		if addr == "" {
+			return fmt.Errorf("transport: peer %d has no address", id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+// Package transport carries Group Paxos messages (gpaxos.Message) between
+// Giraffe servers over TCP.
+//
+// Shape. Every server listens on one address. For every peer in its address
+// book it keeps one outgoing connection, written by one goroutine that drains
+// a bounded per-peer queue; connections a server accepts are only read. So a
+// pair of servers talks over two connections, one per direction, and a slow
+// or dead peer only ever stalls its own writer. Received messages go through
+// one inbox to a single channel (Recv) read by the goroutine that drives the
+// gpaxos.Node, which keeps the node single-threaded as gpaxos requires.
+//
+// Loss instead of blocking. Send never blocks: when a peer's queue is full
+// (in messages or bytes) the message is dropped and counted. Group Paxos
+// tolerates loss by design (heartbeats, catch-up requests and retransmission
+// on timeout), whereas a Send that blocks would let one unreachable peer
+// freeze the consensus goroutine and with it every other peer, commits and
+// client replies.
+//
+// Wire format. Every frame is a 4-byte big-endian length followed by that
+// many bytes. A connection starts with a hello frame from the dialer (magic,
+// version, cluster name, sender and expected receiver IDs) answered by an
+// accept-or-reject frame; after that the dialer sends one message per frame,
+// encoded by Encode (a version byte then the fields, varint-coded). Frames
+// longer than Config.MaxFrameSize, undecodable messages and messages whose
+// From is not the peer that completed the handshake close the connection
+// with a log line saying why.
+//
+// Faults. Each Transport has a Faults object that tests (and, through
+// ParseFaultSpec, an admin endpoint) use to drop, delay and block traffic on
+// chosen directed links, isolate the server, or pause it: the kernel of the
+// test machines has no netem, so fault injection lives here.
+package transport

@@ -1,0 +1,71 @@
+package transport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// frameHeaderSize is the length prefix of every frame.
+const frameHeaderSize = 4
+
+// frameChunk bounds how much readFrame allocates ahead of the bytes that
+// actually arrived: a peer that announces a 500 MiB frame and sends ten
+// bytes costs one chunk, not 500 MiB.
+const frameChunk = 1 << 20
+
+// ErrFrameTooLarge is returned when a frame announces more bytes than the
+// configured maximum; the connection is closed, since its framing can no
+// longer be trusted.
+var ErrFrameTooLarge = errors.New("transport: frame too large")
+
+// readFrame reads one length-prefixed frame of at most limit bytes into a
+// fresh buffer that the caller owns.
+func readFrame(r *bufio.Reader, limit int) ([]byte, error) {
+	var hdr [frameHeaderSize]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int64(binary.BigEndian.Uint32(hdr[:]))
+	if n > int64(limit) {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n, limit)
+	}
+	size := int(n)
+	buf := make([]byte, 0, min(size, frameChunk))
+	for len(buf) < size {
+		want := min(size-len(buf), frameChunk)
+		if cap(buf)-len(buf) < want {
+			// Grow geometrically but never past the announced size.
+			grown := make([]byte, len(buf), min(size, max(2*cap(buf), len(buf)+want)))
+			copy(grown, buf)
+			buf = grown
+		}
+		k, err := io.ReadFull(r, buf[len(buf):len(buf)+want])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// appendFrameHeader appends the length prefix of a frame of n bytes.
+func appendFrameHeader(b []byte, n int) []byte {
+	return binary.BigEndian.AppendUint32(b, uint32(n))
+}
+
+// writeFrame writes payload as one frame.
+func writeFrame(w io.Writer, payload []byte) error {
+	var hdr [frameHeaderSize]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(payload)))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(payload)
+	return err
+}

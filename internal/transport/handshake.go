@@ -1,0 +1,94 @@
+package transport
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// The handshake is the first frame each way on a new connection. The dialer
+// sends a hello; the acceptor checks it and answers with an ack that either
+// accepts or carries the reason of the rejection, so that the dialer can log
+// why it is refused (a misconfigured address book or cluster name is the
+// usual cause and should be obvious from either side's log).
+
+// helloMagic starts every hello; a client speaking another protocol (or
+// garbage) is recognized on its first bytes.
+var helloMagic = [4]byte{'G', 'R', 'F', 'P'}
+
+// handshakeVersion is the version of the hello and ack frames.
+const handshakeVersion byte = 1
+
+// maxHandshakeFrame bounds the hello and ack frames, which carry a cluster
+// name or a reason and nothing else.
+const maxHandshakeFrame = 4096
+
+// maxClusterName bounds the cluster name carried by a hello.
+const maxClusterName = 1024
+
+// ErrRejected is wrapped by the error a dialer gets when the peer refused
+// its handshake.
+var ErrRejected = errors.New("transport: handshake rejected")
+
+var errBadHandshake = errors.New("transport: malformed handshake")
+
+// hello is the dialer's introduction.
+type hello struct {
+	Cluster  string
+	From, To gpaxos.ID // the dialer, and whom it believes it dialed
+}
+
+func (h hello) encode() []byte {
+	b := append(helloMagic[:], handshakeVersion)
+	b = binary.AppendUvarint(b, uint64(h.From))
+	b = binary.AppendUvarint(b, uint64(h.To))
+	b = binary.AppendUvarint(b, uint64(len(h.Cluster)))
+	return append(b, h.Cluster...)
+}
+
+func decodeHello(b []byte) (hello, error) {
+	var h hello
+	if len(b) < len(helloMagic)+1 || [4]byte(b[:4]) != helloMagic {
+		return h, fmt.Errorf("%w: bad magic", errBadHandshake)
+	}
+	if b[4] != handshakeVersion {
+		return h, fmt.Errorf("%w: version %d, want %d", errBadHandshake, b[4], handshakeVersion)
+	}
+	d := decoder{b: b[5:]}
+	h.From = gpaxos.ID(d.uvarint())
+	h.To = gpaxos.ID(d.uvarint())
+	n := d.count(1, "cluster name bytes")
+	if d.err != nil {
+		return h, fmt.Errorf("%w: %v", errBadHandshake, d.err)
+	}
+	if n > maxClusterName || n != len(d.b) {
+		return h, fmt.Errorf("%w: cluster name length %d with %d bytes left", errBadHandshake, n, len(d.b))
+	}
+	h.Cluster = string(d.b)
+	return h, nil
+}
+
+// ack answers a hello: an empty Reason accepts.
+type ack struct {
+	Reason string
+}
+
+func (a ack) encode() []byte {
+	b := []byte{handshakeVersion}
+	b = binary.AppendUvarint(b, uint64(len(a.Reason)))
+	return append(b, a.Reason...)
+}
+
+func decodeAck(b []byte) (ack, error) {
+	if len(b) < 1 || b[0] != handshakeVersion {
+		return ack{}, fmt.Errorf("%w: bad ack", errBadHandshake)
+	}
+	d := decoder{b: b[1:]}
+	n := d.count(1, "reason bytes")
+	if d.err != nil || n != len(d.b) {
+		return ack{}, fmt.Errorf("%w: bad ack", errBadHandshake)
+	}
+	return ack{Reason: string(d.b)}, nil
+}
