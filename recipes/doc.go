@@ -1,0 +1,41 @@
+// Package recipes builds coordination primitives on package client, with
+// the znode layouts of Curator and kazoo wherever those define one, so
+// that a Giraffe Go client and a kazoo or Curator client cooperate on the
+// same paths.
+//
+// The package has two halves.
+//
+// Locks (lock*.go, tas*.go, queuelock*.go, reactive*.go, rwlock*.go,
+// sequencer*.go, checker*.go): every lock implements Locker.
+//
+//   - TASLock is seed 001's synchronous test-and-set lock: every contender
+//     creates the same ephemeral node; a contender that finds it taken waits
+//     on an exists watch and tries again.
+//   - AsyncTASLock is its asynchronous variant: create attempts pipelined on
+//     a timer, no watches.
+//   - QueueLock is the synchronous queue lock (ZooKeeper's lock recipe):
+//     an ephemeral sequential node per contender, each watching only its
+//     predecessor, so a release wakes one client (no herd effect). Its nodes
+//     are kazoo's (<uuid>__lock__<seq>) and are ordered by kazoo's rule, so a
+//     kazoo Lock on the same path and a QueueLock exclude each other.
+//   - AsyncQueueLock creates its node in parallel with polling the children
+//     on a timer, without watches.
+//   - ReactiveLock measures round-trip time and contention and switches
+//     between test-and-set and queueing (docs/primitives.md has the rule
+//     and the measurements behind it).
+//   - NewReadLock and NewWriteLock are the read/write lock, in kazoo's
+//     layout (__rlock__ and __lock__ nodes in one queue): readers wait only
+//     for earlier writers.
+//
+// A holder can ask its lock for a Sequencer (Chubby's: lock path, mode and
+// generation), pass it to another service as a string, and that service
+// checks it with ValidateSequencer before acting on the holder's behalf.
+// WithLockDelay gives Chubby's lock-delay: after a holder's session ends
+// without a release, nobody is granted the lock for the delay.
+// CheckHistory is an independent checker of acquire/release histories
+// (mutual exclusion, FIFO order, liveness, lock-delay) used by the tests.
+//
+// Other recipes (barriers, queues, election, group membership, counters,
+// the ready-znode pattern, semaphores) are in the other files of the
+// package.
+package recipes

@@ -1,0 +1,97 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// TestLockHolderExpiry: a holder's process is cut off from the server in
+// the middle of a 50-client contention; its session expires, the lock
+// passes on, and with a lock-delay nobody is granted the lock until the
+// delay has passed since the cut. The checker verifies mutual exclusion
+// (the lost hold counts until the cut), liveness, FIFO order for the queue
+// locks and the lock-delay; the lost holder's sequencer becomes invalid.
+func TestLockHolderExpiry(t *testing.T) {
+	const (
+		sessionTimeout = 400 * time.Millisecond
+		lockDelay      = 600 * time.Millisecond
+	)
+	addr := lkStartGiraffe(t)
+	for _, k := range lkKinds {
+		t.Run(k.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			path := "/expiry/" + k.name
+			var opts []LockOption
+			delay := time.Duration(0)
+			if k.name != "rwlock" { // the read/write lock has no lock-delay
+				opts = []LockOption{WithLockDelay(lockDelay)}
+				delay = lockDelay
+			}
+			checker := lkConnect(t, addr)
+
+			// The victim: an exclusive contender (client 0 of every kind
+			// is a writer) behind a proxy that will cut it off.
+			px := lkNewProxy(t, addr)
+			victimConn := lkConnect(t, px.addr(), client.WithSessionTimeout(sessionTimeout))
+			victim := k.newLock(victimConn, path, 0, opts...)
+			lost := Hold{Client: "victim", Path: path, Position: NoPosition, Requested: time.Now()}
+			if err := victim.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			lost.Acquired = time.Now()
+			seq, err := victim.Sequencer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost.Mode = seq.Mode
+			if k.fifo {
+				lost.Position = seq.Generation
+			}
+
+			var hist History
+			r := lkRun{addr: addr, kind: k, path: path, clients: 50, rounds: 2, opts: opts}
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.run(t, ctx, &hist)
+			}()
+			time.Sleep(100 * time.Millisecond) // let the others queue up
+			lost.Released = time.Now()
+			lost.Crashed = true
+			px.cutOff()
+			hist.Add(lost)
+			wg.Wait()
+
+			lkCheck(t, &hist, CheckOptions{FIFO: k.fifo, LockDelay: delay}, r.clients*r.rounds+1)
+			if err := ValidateSequencer(ctx, checker, seq); !errors.Is(err, ErrInvalidSequencer) {
+				t.Errorf("lost holder's sequencer: %v", err)
+			}
+			// Let the victim reconnect: it learns that its session
+			// expired, and with it the hold.
+			px.restore()
+			if err := victim.Unlock(ctx); !errors.Is(err, zkproto.ErrSessionExpired) {
+				t.Errorf("victim's Unlock: %v", err)
+			}
+			// The first grant after the cut waited out the session
+			// expiry and the delay.
+			first := time.Duration(1 << 62)
+			for _, h := range hist.Holds() {
+				if !h.Crashed && h.Acquired.After(lost.Released) {
+					first = min(first, h.Acquired.Sub(lost.Released))
+				}
+			}
+			t.Logf("first grant %v after the cut (session timeout %v, lock-delay %v)", first, sessionTimeout, delay)
+			if first < sessionTimeout/2+delay {
+				t.Errorf("lock granted %v after the holder was cut off", first)
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// queueContender is the part of a queue-style lock (a sequential node per
+// contender, ordered by sequence) shared by QueueLock, AsyncQueueLock and
+// the read/write locks: the node's naming, its creation with recovery
+// from connection loss, and the hold.
+type queueContender struct {
+	conn     *client.Conn
+	dir      string
+	name     string   // our kind of node: __lock__ or __rlock__
+	blockers []string // kinds of node we wait for
+	mode     Mode
+	cfg      lockConfig
+	marker   *delayMarker // exclusive holds with a lock-delay only
+	state    holdState
+
+	// The node of the current attempt, set by create.
+	prefix string // <uuid><name>: finds our node after a connection loss
+	node   string // child name
+	seq    string // its sequence suffix, as text (kazoo's order)
+	czxid  int64
+}
+
+func newQueueContender(conn *client.Conn, dir, name string, blockers []string, mode Mode, cfg lockConfig) *queueContender {
+	q := &queueContender{conn: conn, dir: dir, name: name, blockers: blockers, mode: mode, cfg: cfg}
+	if mode == Exclusive && cfg.lockDelay > 0 {
+		q.marker = newDelayMarker(conn, dir, cfg.lockDelay)
+	}
+	return q
+}
+
+func (q *queueContender) prepare(ctx context.Context) error {
+	if q.state.isHeld() {
+		return ErrAlreadyLocked
+	}
+	if err := validLockPath(q.dir); err != nil {
+		return err
+	}
+	q.prefix, q.node, q.seq, q.czxid = newContenderPrefix()+q.name, "", "", 0
+	return ensurePath(ctx, q.conn, q.dir, q.cfg.acl)
+}
+
+// setNode records the node a create made (full path p).
+func (q *queueContender) setNode(p string, czxid int64) {
+	q.node = p[strings.LastIndexByte(p, '/')+1:]
+	q.seq = q.node[len(q.prefix):]
+	q.czxid = czxid
+}
+
+// createSync creates our node and waits for it.
+func (q *queueContender) createSync(ctx context.Context) error {
+	for {
+		res, err := createWait(ctx, q.conn, joinPath(q.dir, q.prefix), q.cfg.data, client.EphemeralSequential, q.cfg.acl)
+		switch {
+		case err == nil:
+			q.setNode(res.Path, res.Stat.Czxid)
+			return nil
+		case isConnLoss(err):
+			found, err := q.findNode(ctx)
+			if err != nil {
+				return err
+			}
+			if found {
+				return nil
+			}
+		case errors.Is(err, zkproto.ErrNoNode):
+			if err := ensurePath(ctx, q.conn, q.dir, q.cfg.acl); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// findNode looks for our node by its prefix after a create whose reply
+// was lost (kazoo's _find_node, Curator's protection mode).
+func (q *queueContender) findNode(ctx context.Context) (bool, error) {
+	for {
+		kids, _, err := q.conn.Children(ctx, q.dir)
+		if isConnLoss(err) {
+			if err := pause(ctx, retryBackoff); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if errors.Is(err, zkproto.ErrNoNode) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, k := range kids {
+			if !strings.HasPrefix(k, q.prefix) {
+				continue
+			}
+			st, err := q.conn.Exists(ctx, joinPath(q.dir, k))
+			if err != nil && !isConnLoss(err) {
+				return false, err
+			}
+			if st != nil {
+				q.setNode(joinPath(q.dir, k), st.Czxid)
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+}
+
+// nodePath is the full path of our node.
+func (q *queueContender) nodePath() string { return joinPath(q.dir, q.node) }
+
+// abandon removes our node after a failed Lock.
+func (q *queueContender) abandon() {
+	if q.node != "" {
+		deleteInBackground(q.conn, q.nodePath())
+		q.node = ""
+	}
+}
+
+// acquired completes a hold: the lock-delay (exclusive holds), then the
+// hold state. On an error our node is removed.
+func (q *queueContender) acquired(ctx context.Context) error {
+	if q.marker != nil {
+		if err := q.marker.acquired(ctx, q.cfg.acl); err != nil {
+			q.marker.abandon(q.nodePath())
+			q.node = ""
+			return err
+		}
+	}
+	q.state.set(q.nodePath(), q.czxid, q.mode)
+	return nil
+}
+
+func (q *queueContender) unlock(ctx context.Context) error {
+	node, err := q.state.current()
+	if err != nil {
+		return err
+	}
+	if q.marker != nil {
+		err = q.marker.release(ctx, node)
+	} else {
+		err = deleteNode(ctx, q.conn, node)
+	}
+	if err == nil || errors.Is(err, zkproto.ErrSessionExpired) || errors.Is(err, client.ErrClosed) {
+		q.state.clear()
+		q.node = ""
+	}
+	return err
+}
