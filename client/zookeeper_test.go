@@ -29,7 +29,7 @@ func startZooKeeper(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	portBase := 20000 + ln.Addr().(*net.TCPAddr).Port%20000
+	portBase := 40000 + ln.Addr().(*net.TCPAddr).Port%15000 // clear of the ensemble tests' ports (10000-32000)
 	ln.Close()
 	env := append(os.Environ(), "ZK_BASE="+t.TempDir(), fmt.Sprintf("ZK_PORT_BASE=%d", portBase), "ZK_FORCESYNC=no")
 	cmd := exec.Command("bash", filepath.Join(peer, "run.sh"), "1")

@@ -302,7 +302,7 @@ func startZooKeeper(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	portBase = 20000 + portBase%20000
+	portBase = 40000 + portBase%15000 // clear of the ensemble tests' ports (10000-32000)
 	env := append(os.Environ(), "ZK_BASE="+base, fmt.Sprintf("ZK_PORT_BASE=%d", portBase))
 	cmd := exec.Command("bash", filepath.Join(peer, "run.sh"), "1")
 	cmd.Env = env

@@ -73,7 +73,7 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 		topo = gpaxos.StarTopology{}
 	}
 	return gpaxos.Config{ID: sv.id, Voters: s.voters, Topology: topo, HeartbeatTicks: s.p.HeartbeatTicks,
-		ElectionTicks: s.p.ElectionTicks, MaxBatch: 256, Rand: sv.rng.Intn}
+		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn}
 }
 
 // start (re)creates sv's node from its disk.

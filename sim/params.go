@@ -19,6 +19,10 @@ type Options struct {
 	SafetyUS   int64
 	LivenessUS int64
 	Clients    int
+	// MaxBatch bounds the entries of one append (and so, with it, the
+	// size of catch-up messages); zero means 256. Small values exercise
+	// paths that large ones rarely reach.
+	MaxBatch int
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -40,6 +44,7 @@ type Params struct {
 	Partitions              []string // enabled partition kinds
 	SnapEvery               int
 	Clients                 int
+	MaxBatch                int
 	Keys                    int
 	ClientTimeoutUS         int64
 	SafetyUS, LivenessUS    int64
@@ -59,7 +64,7 @@ type Cost struct {
 func (p Params) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed=%d nodes=%d trees=%d children=%d classic=%v swarm=%v\n", p.Seed, p.Nodes, p.Trees, p.Children, p.Classic, p.Swarm)
-	fmt.Fprintf(&b, "tick_us=%d heartbeat_ticks=%d election_ticks=%d fsync_us=%d snap_every=%d\n", p.TickUS, p.HeartbeatTicks, p.ElectionTicks, p.FsyncUS, p.SnapEvery)
+	fmt.Fprintf(&b, "tick_us=%d heartbeat_ticks=%d election_ticks=%d fsync_us=%d snap_every=%d max_batch=%d\n", p.TickUS, p.HeartbeatTicks, p.ElectionTicks, p.FsyncUS, p.SnapEvery, p.MaxBatch)
 	fmt.Fprintf(&b, "delay=%s min_us=%d mean_us=%d drop=%.3f\n", p.DelayDist, p.DelayMinUS, p.DelayMeanUS, p.DropProb)
 	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
 	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
@@ -75,7 +80,10 @@ func ChooseParams(o Options) Params {
 	r := rand.New(rand.NewSource(o.Seed ^ 0x5eed))
 	p := Params{Seed: o.Seed, Nodes: o.Nodes, Trees: o.Trees, Children: o.Children, Classic: o.Classic, Swarm: o.Swarm,
 		TickUS: 10_000, HeartbeatTicks: 2, ElectionTicks: 10, SafetyUS: o.SafetyUS, LivenessUS: o.LivenessUS,
-		Clients: o.Clients}
+		Clients: o.Clients, MaxBatch: o.MaxBatch}
+	if p.MaxBatch <= 0 {
+		p.MaxBatch = 256
+	}
 	if p.Classic {
 		p.Trees, p.Children = 1, max(p.Nodes-1, 1)
 	}

@@ -20,12 +20,15 @@ var sweepTopologies = []topology{
 	{"forest-50-5-10", 50, 5, 10, false},
 }
 
-func runSeed(t *testing.T, tp topology, seed int64, swarm bool) {
+func runSeed(t *testing.T, tp topology, seed int64, swarm bool) { runSeedBatch(t, tp, seed, swarm, 0) }
+
+func runSeedBatch(t *testing.T, tp topology, seed int64, swarm bool, maxBatch int) {
 	t.Helper()
-	r := Run(Options{Seed: seed, Nodes: tp.nodes, Trees: tp.trees, Children: tp.children, Classic: tp.classic, Swarm: swarm}, nil, false)
+	r := Run(Options{Seed: seed, Nodes: tp.nodes, Trees: tp.trees, Children: tp.children, Classic: tp.classic, Swarm: swarm,
+		MaxBatch: maxBatch}, nil, false)
 	if !r.OK {
-		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v -v",
-			tp.name, seed, swarm, r.Kind, r.Failure, seed, tp.nodes, tp.trees, tp.children, tp.classic, swarm)
+		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d -v",
+			tp.name, seed, swarm, r.Kind, r.Failure, seed, tp.nodes, tp.trees, tp.children, tp.classic, swarm, maxBatch)
 	}
 }
 

@@ -72,6 +72,7 @@ Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash.`,
 	f.BoolVar(&o.Classic, "classic", false, "classic mode: one group, star topology (leader-centric, like Zab)")
 	f.BoolVar(&o.Swarm, "swarm", false, "swarm mode: the seed also picks which faults are enabled")
 	f.IntVar(&o.Clients, "clients", 0, "number of clients (0: chosen by the seed)")
+	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
 	f.StringVar(&history, "history", "", "write the client history as JSON lines to this file")

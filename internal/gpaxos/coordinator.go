@@ -314,8 +314,9 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	// Current's history with it, and a member that followed an epoch with
 	// only a prefix of that epoch's initial history could be picked as the
 	// holder of the best history by a later candidate while lacking
-	// committed entries (found by the simulator with small batches: seed
-	// 328, 9-3-3, MaxBatch 1). A long suffix is replaced by the snapshot and
+	// committed entries (found by the simulator with small batches:
+	// `giraffe sim --seed 41 --nodes 9 --trees 3 --children 3 --max-batch 1`,
+	// a regression test in sim/regress_test.go). A long suffix is replaced by the snapshot and
 	// the entries after it, which the compaction interval bounds.
 	ents, ok := n.log.after(base, 0)
 	if !ok || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {

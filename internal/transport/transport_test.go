@@ -73,7 +73,14 @@ func TestBatching(t *testing.T) {
 	}
 	trs[0].Faults().Resume()
 	recvN(t, trs[1], n, 5*time.Second)
+	// The writer counts a batch once its flush returns, which can be just
+	// after the receiver has the messages.
+	deadline := time.Now().Add(5 * time.Second)
 	s := trs[0].Stats()
+	for s.Sent != n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		s = trs[0].Stats()
+	}
 	if flushes := s.Flushes - before; flushes > 2 {
 		t.Fatalf("%d messages took %d flushes, want at most 2", n, flushes)
 	}
