@@ -107,6 +107,15 @@ class GiraffeEnsemble:
         """The client port of the last server (raw-protocol tests use one)."""
         return self.base + self.nodes - 1
 
+    def next_hosts(self):
+        """One server's address, a different one for each test in turn.
+        The clients of one test share a server, so that one client reads
+        what another wrote (plain reads in an ensemble are sequentially
+        consistent, as in ZooKeeper); over the suite, tests use every
+        server."""
+        self._turn = getattr(self, "_turn", -1) + 1
+        return f"127.0.0.1:{self.base + self._turn % self.nodes}"
+
     def start(self):
         sets = ["tickTime=200", "minSessionTimeout=400", "maxSessionTimeout=60000",
                 "zookeeper.extendedTypesEnabled=true", "znode.container.checkIntervalMs=200",
@@ -161,8 +170,14 @@ def server():
 
 
 @pytest.fixture
-def zk(server):
-    c = KazooClient(hosts=server.hosts, timeout=10)
+def hosts(server):
+    """The connect string for this test's clients."""
+    return server.next_hosts() if hasattr(server, "next_hosts") else server.hosts
+
+
+@pytest.fixture
+def zk(hosts):
+    c = KazooClient(hosts=hosts, timeout=10)
     c.start()
     yield c
     c.stop()
@@ -170,11 +185,11 @@ def zk(server):
 
 
 @pytest.fixture
-def zk_factory(server):
+def zk_factory(hosts):
     clients = []
 
     def make(**kw):
-        c = KazooClient(hosts=server.hosts, timeout=10, **kw)
+        c = KazooClient(hosts=hosts, timeout=10, **kw)
         c.start()
         clients.append(c)
         return c
