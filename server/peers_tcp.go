@@ -29,7 +29,10 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	h := fnv.New64a()
 	h.Write([]byte(strings.Join(lines, ",")))
 	t, err := transport.New(transport.Config{ID: gpaxos.ID(self.ID), ListenAddr: self.PeerAddr, Peers: others,
-		Cluster: fmt.Sprintf("giraffe-%x", h.Sum64()), Logger: s.log})
+		Cluster: fmt.Sprintf("giraffe-%x", h.Sum64()), Logger: s.log,
+		// Appends carry batches, but acknowledgments and heartbeats are
+		// many small messages: room for a few thousand per peer.
+		QueueLen: 16384})
 	if err != nil {
 		return nil, err
 	}

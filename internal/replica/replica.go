@@ -289,13 +289,7 @@ func (r *Replica) tick() {
 	if len(r.waiting) > 0 {
 		w := r.waiting
 		r.waiting = nil
-		for i, p := range w {
-			r.send(p)
-			if len(r.waiting) > 0 { // still no leader: keep the rest in order
-				r.waiting = append(r.waiting, w[i+1:]...)
-				break
-			}
-		}
+		r.sendBatch(w)
 	}
 	if len(r.inflight) > 0 && time.Since(r.inflight[0].at) > r.cfg.ProposalTimeout {
 		r.abandon("proposal not committed in time")
@@ -309,41 +303,52 @@ func (r *Replica) takeQueued() {
 	r.queue = nil
 	cur := r.stream
 	r.seqMu.Unlock()
+	batch := q[:0]
 	for _, data := range q {
-		r.propose(data, cur)
+		// Proposals of a stream abandoned since they were made are
+		// dropped: the application fails them.
+		if h, _, _ := parseHeader(data); h.Stream == cur {
+			r.inflight = append(r.inflight, inflight{stream: h.Stream, seq: h.Seq, at: time.Now()})
+			batch = append(batch, data)
+		}
 	}
-}
-
-// propose takes one framed proposal from Propose. Proposals of a stream
-// abandoned since they were made are dropped: the application fails them.
-func (r *Replica) propose(data []byte, cur uint64) {
-	h, _, _ := parseHeader(data)
-	if h.Stream != cur {
-		return
-	}
-	r.inflight = append(r.inflight, inflight{stream: h.Stream, seq: h.Seq, at: time.Now()})
 	if len(r.waiting) > 0 {
-		r.waiting = append(r.waiting, data) // keep the order
+		r.waiting = append(r.waiting, batch...) // keep the order
 		return
 	}
-	r.send(data)
+	r.sendBatch(batch)
 }
 
-// send hands a proposal to the node (the leader appends it, anyone else
-// forwards it), or keeps it until a leader is known.
-func (r *Replica) send(data []byte) {
-	if st := r.node.Status(); st.Leader {
+// sendBatch hands proposals to the protocol: the leader appends them; any
+// other server forwards them to the leader in one message (one message per
+// proposal would flood the transport's queues under load and lose some);
+// with no leader known they wait.
+func (r *Replica) sendBatch(batch [][]byte) {
+	if len(batch) == 0 {
+		return
+	}
+	st := r.node.Status()
+	if st.Leader {
 		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
 			r.seqr.reset(st.HardState.Promised)
 		}
-		h, _, _ := parseHeader(data)
-		if !r.seqr.admit(h) {
-			return
+		for _, data := range batch {
+			if h, _, _ := parseHeader(data); r.seqr.admit(h) {
+				r.node.Propose(data)
+			}
 		}
+		return
 	}
-	if err := r.node.Propose(data); errors.Is(err, gpaxos.ErrNoLeader) {
-		r.waiting = append(r.waiting, data)
+	leader := st.HardState.Leader
+	if leader == gpaxos.None || leader == r.cfg.ID {
+		r.waiting = append(r.waiting, batch...)
+		return
 	}
+	ents := make([]gpaxos.Entry, len(batch))
+	for i, data := range batch {
+		ents[i] = gpaxos.Entry{Type: gpaxos.EntryNormal, Data: data}
+	}
+	r.cfg.Transport.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: r.cfg.ID, To: leader, Entries: ents})
 }
 
 // watchLeader starts a new stream when the leader changes: the new leader
