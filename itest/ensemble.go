@@ -56,7 +56,7 @@ func StartEnsemble(t testing.TB, sh Shape, extra ...string) *launcher.Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := freeRange(3 * sh.Nodes) // client, peer and metrics ports
+	base, err := freeRange(3 * (sh.Nodes + 4)) // client, peer and metrics ports, and room for 4 joins
 	if err != nil {
 		t.Fatal(err)
 	}

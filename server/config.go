@@ -61,6 +61,9 @@ type Config struct {
 	ServerID int64
 	// Ensemble makes the server a member of a replicated ensemble.
 	Ensemble Ensemble
+	// pendingAdmin holds giraffe.admin.N values until the server lines
+	// they belong to have all been read.
+	pendingAdmin []Peer
 }
 
 // DefaultConfig returns ZooKeeper's defaults.

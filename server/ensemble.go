@@ -23,6 +23,9 @@ type Peer struct {
 	PeerAddr string
 	// ClientAddr is host:port of the client port, when the line names it.
 	ClientAddr string
+	// AdminAddr is host:port of the server's metrics/admin HTTP port
+	// (giraffe.admin.N), where joins and departures are asked for.
+	AdminAddr string
 }
 
 // Ensemble configures replication. With no Peers the server is standalone.
@@ -37,6 +40,16 @@ type Ensemble struct {
 	// coordinator or leader is suspected after ElectionTicks.
 	Tick          time.Duration
 	ElectionTicks int
+	// Joined, when set, is the voting configuration this server was given
+	// when it joined a running ensemble (giraffe server --join): its log
+	// starts empty, and the configuration that admitted it is where it
+	// starts from. Servers of the initial ensemble derive theirs from the
+	// server lines (Voters).
+	Joined *quorum.Config
+	// ClusterName, when set, is the name peers present in their handshake
+	// (a joined server takes the ensemble's); otherwise it is derived from
+	// the server lines.
+	ClusterName string
 }
 
 // Replicated reports whether the configuration describes an ensemble.
@@ -46,6 +59,14 @@ func (c *Config) Replicated() bool { return len(c.Ensemble.Peers) > 0 }
 // ZooKeeper's format (server.1=host:peerPort[:electionPort][;[clientHost:]clientPort];
 // Giraffe uses one peer port and ignores the second) and giraffe.* keys.
 func (c *Config) setEnsemble(key, val string) (bool, error) {
+	if rest, ok := strings.CutPrefix(key, "giraffe.admin."); ok {
+		id, err := strconv.ParseInt(rest, 10, 64)
+		if err != nil {
+			return true, fmt.Errorf("bad server id in %s", key)
+		}
+		c.pendingAdmin = append(c.pendingAdmin, Peer{ID: id, AdminAddr: val})
+		return true, nil
+	}
 	if rest, ok := strings.CutPrefix(key, "server."); ok {
 		id, err := strconv.ParseInt(rest, 10, 64)
 		if err != nil || id <= 0 || id > 255 {
@@ -121,6 +142,14 @@ func (c *Config) readMyID() error {
 }
 
 func (c *Config) validateEnsemble() error {
+	for _, a := range c.pendingAdmin {
+		for i := range c.Ensemble.Peers {
+			if c.Ensemble.Peers[i].ID == a.ID {
+				c.Ensemble.Peers[i].AdminAddr = a.AdminAddr
+			}
+		}
+	}
+	c.pendingAdmin = nil
 	if !c.Replicated() {
 		return nil
 	}
@@ -170,6 +199,9 @@ func (c *Config) Self() Peer {
 // order, so every member computes the same groups; classic mode is one
 // group. Color returns each server's group.
 func (e *Ensemble) Voters() (quorum.Config, error) {
+	if e.Joined != nil {
+		return *e.Joined, nil
+	}
 	ids := make([]int64, 0, len(e.Peers))
 	for _, p := range e.Peers {
 		ids = append(ids, p.ID)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 )
 
@@ -37,10 +38,14 @@ func openReplica(s *Server) (*replicated, error) {
 	if err != nil {
 		return nil, fmt.Errorf("peer transport: %w", err)
 	}
+	s.members.set(staticMembership(e), voters)
 	rep, err := replica.Open(replica.Config{
 		ID: gpaxos.ID(s.cfg.ServerID), Voters: voters, Topology: e.Topology(),
 		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
+		// A server being added must be reachable as soon as the change is
+		// appended: its coordinator relays to it before the change commits.
+		OnConfig: func(_ quorum.Config, context []byte) { s.learnAddresses(tr, context) },
 	})
 	if err != nil {
 		tr.Close()
@@ -51,4 +56,35 @@ func openReplica(s *Server) (*replicated, error) {
 	s.log.Info("ensemble member", "id", s.cfg.ServerID, "servers", len(e.Peers), "group", voters.GroupOf(gpaxos.ID(s.cfg.ServerID)),
 		"groups", len(voters.Groups), "classic", e.Classic)
 	return rp, nil
+}
+
+// peerSetter is a transport whose address book can change (the TCP one).
+type peerSetter interface {
+	SetPeers(map[gpaxos.ID]string) error
+}
+
+// learnAddresses adds the members named in an encoded membership to the
+// transport's address book. Addresses are only added: a server leaving
+// keeps being reachable until it stops, which does no harm.
+func (s *Server) learnAddresses(tr any, encoded []byte) {
+	ps, ok := tr.(peerSetter)
+	if !ok || len(encoded) == 0 {
+		return
+	}
+	m, err := decodeMembership(encoded)
+	if err != nil {
+		s.log.Error("undecodable membership", "err", err)
+		return
+	}
+	book := m.peerAddrs(s.cfg.ServerID)
+	if cur, ok := tr.(interface{ Peers() map[gpaxos.ID]string }); ok {
+		for id, addr := range cur.Peers() {
+			if _, ok := book[id]; !ok {
+				book[id] = addr
+			}
+		}
+	}
+	if err := ps.SetPeers(book); err != nil {
+		s.log.Error("updating peer addresses", "err", err)
+	}
 }

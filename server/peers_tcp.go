@@ -28,8 +28,12 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	slices.Sort(lines)
 	h := fnv.New64a()
 	h.Write([]byte(strings.Join(lines, ",")))
+	s.clusterName = fmt.Sprintf("giraffe-%x", h.Sum64())
+	if name := s.cfg.Ensemble.ClusterName; name != "" {
+		s.clusterName = name // a joined server: the name the ensemble was born with
+	}
 	t, err := transport.New(transport.Config{ID: gpaxos.ID(self.ID), ListenAddr: self.PeerAddr, Peers: others,
-		Cluster: fmt.Sprintf("giraffe-%x", h.Sum64()), Logger: s.log,
+		Cluster: s.clusterName, Logger: s.log,
 		// Appends carry batches, but acknowledgments and heartbeats are
 		// many small messages: room for a few thousand per peer.
 		QueueLen: 16384})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
@@ -175,6 +176,10 @@ func (r *replicated) applyLoop() {
 func (r *replicated) apply(c *replica.Committed) {
 	s := r.s
 	defer func() { r.applied = int64(c.Zxid) }()
+	if c.Conf != nil {
+		r.applyConf(c)
+		return
+	}
 	if c.Noop || len(c.Body) == 0 {
 		return
 	}
@@ -285,6 +290,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	}
 	r.s.tree = t
 	r.applied = int64(sn.Index)
+	r.adoptMembership(t.Config(), sn.Voters)
 	r.s.sessions.resetFrom(t.Sessions(), time.Now())
 	r.s.log.Info("installed snapshot", "zxid", fmt.Sprintf("0x%x", uint64(sn.Index)), "nodes", t.NodeCount())
 }
@@ -318,4 +324,44 @@ func touchBody(ids []int64) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(id))
 	}
 	return b
+}
+
+// applyConf applies a committed configuration change: every replica writes
+// the membership it carries to /zookeeper/config at the same place in the
+// log (watchers of the node are told), and the server adopts it. The tree
+// lock is held.
+func (r *replicated) applyConf(c *replica.Committed) {
+	s := r.s
+	if len(c.Conf.Context) == 0 {
+		s.members.mu.Lock()
+		m := s.members.m
+		s.members.mu.Unlock()
+		s.members.set(m, c.Conf.Voters)
+		return
+	}
+	data := append(bytes.Clone(c.Conf.Context), fmt.Sprintf("version=%x\n", uint64(c.Zxid))...)
+	trig := s.tree.SetConfig(data, int64(c.Zxid), time.Now().UnixMilli())
+	r.deliveries = s.triggerWatches([]datatree.Trigger{trig}, r.deliveries[:0])
+	r.sinceSnap++
+	r.adoptMembership(data, c.Conf.Voters)
+	s.log.Info("configuration changed", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "groups", fmt.Sprint(c.Conf.Voters.Groups))
+}
+
+// adoptMembership makes the membership in data (the /zookeeper/config
+// format; empty: the static one) and voters the server's committed view.
+func (r *replicated) adoptMembership(data []byte, voters quorum.Config) {
+	s := r.s
+	m := staticMembership(&s.cfg.Ensemble)
+	if len(bytes.TrimSpace(data)) > 0 {
+		var err error
+		if m, err = decodeMembership(data); err != nil {
+			s.log.Error("undecodable /zookeeper/config", "err", err)
+			return
+		}
+		s.learnAddresses(r.transport, data)
+	}
+	if len(voters.Groups) == 0 {
+		_, voters, _ = s.members.get()
+	}
+	s.members.set(m, voters)
 }

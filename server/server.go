@@ -44,6 +44,11 @@ type Server struct {
 	treeMu sync.RWMutex
 	tree   *datatree.Tree
 
+	// members is the ensemble's committed membership (admin.go).
+	members memberState
+	// clusterName is the ensemble's name in peer handshakes.
+	clusterName string
+
 	watchMu sync.Mutex
 	watches *watch.Registry
 
@@ -136,6 +141,9 @@ func (s *Server) Start() error {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", s.metrics.handler())
 		mux.HandleFunc("/faults", s.faultsHandler)
+		mux.HandleFunc("/membership", s.membershipHandler)
+		mux.HandleFunc("/join", s.joinHandler)
+		mux.HandleFunc("/leave", s.leaveHandler)
 		s.metricsSv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.metricsSv.Serve(mln) }()

@@ -34,6 +34,9 @@ type server struct {
 	cpuUS   float64
 	sent    int
 	snapIdx gpaxos.Zxid
+	// nicFreeUS is when the server's network interface finishes sending
+	// what it was given (bench runs with a bandwidth).
+	nicFreeUS int64
 }
 
 // voters builds the voting configuration: groups from the forest of the
@@ -212,7 +215,11 @@ func (s *Sim) sendMsg(sv *server, m gpaxos.Message) {
 	}
 	d := s.net.delay(s.rng) + s.p.Cost.LinkLatencyUS
 	if s.p.Cost.BandwidthBpUS > 0 {
-		d += int64(float64(m.Size()) / s.p.Cost.BandwidthBpUS)
+		// The sender's network interface is a queue of its own: a message
+		// leaves when the ones before it have been put on the wire.
+		start := max(s.clk.now, sv.nicFreeUS)
+		sv.nicFreeUS = start + int64(float64(m.Size())/s.p.Cost.BandwidthBpUS)
+		d += sv.nicFreeUS - s.clk.now
 	}
 	s.clk.after(d, func() { s.deliver(to, m) })
 }
@@ -221,6 +228,7 @@ func (s *Sim) deliver(sv *server, m gpaxos.Message) {
 	if !sv.up {
 		return
 	}
+
 	sv.inbox = append(sv.inbox, m)
 	s.kick(sv)
 }
@@ -243,6 +251,10 @@ func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
 		if e.Type != gpaxos.EntryNormal {
 			continue
 		}
+		if s.load != nil && isBenchPayload(e.Data) {
+			s.load.applied(s, sv, e)
+			continue
+		}
 		op, ok := decodeOp(e.Data)
 		if !ok {
 			continue
@@ -258,7 +270,7 @@ func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
 			if err := sv.node.Compact(last, data); err == nil {
 				// The host writes its own snapshot atomically (write, fsync,
 				// rename), so it is durable at once.
-				snap := gpaxos.Snapshot{Index: last, Voters: s.voters, Data: data}
+				snap := gpaxos.Snapshot{Index: last, Voters: sv.node.ConfigAt(last), Data: data}
 				sv.disk.snap = &snap
 				i := 0
 				for i < len(sv.disk.ents) && sv.disk.ents[i].Zxid <= last {

@@ -23,6 +23,9 @@ type Options struct {
 	// size of catch-up messages); zero means 256. Small values exercise
 	// paths that large ones rarely reach.
 	MaxBatch int
+	// NoReconfig turns configuration changes off (regression seeds found
+	// before they existed replay their original schedule with it).
+	NoReconfig bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -49,16 +52,24 @@ type Params struct {
 	ClientTimeoutUS         int64
 	SafetyUS, LivenessUS    int64
 	Cost                    Cost
+	// Reconfig enables configuration changes during the safety phase: one
+	// server removed from or added back to its group every ReconfigEveryUS
+	// (±50%), through the leader. Drawn from a stream of its own so that
+	// the other parameters of a seed stay what they were before it
+	// existed.
+	Reconfig        bool
+	ReconfigEveryUS int64
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
 // processes one batch of received messages at a time, paying CPU time per
 // message and per byte received and sent, then waits for its fsync.
 type Cost struct {
-	CPUPerMsgUS   float64
-	CPUPerByteUS  float64
-	BandwidthBpUS float64 // bytes per µs per link; 0 = infinite
-	LinkLatencyUS int64   // added to every remote message
+	CPUPerMsgUS   float64 `json:"cpu_per_msg_us"`         // per message received or sent
+	CPUPerByteUS  float64 `json:"cpu_per_byte_us"`        // per byte received or sent
+	BandwidthBpUS float64 `json:"bandwidth_bytes_per_us"` // a server's network egress, bytes per µs; 0 = infinite
+	LinkLatencyUS int64   `json:"link_latency_us"`        // added to every remote message
+	FsyncUS       int64   `json:"fsync_us"`               // one fsync of a Ready (bench runs; fault runs draw their own)
 }
 
 func (p Params) String() string {
@@ -68,6 +79,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "delay=%s min_us=%d mean_us=%d drop=%.3f\n", p.DelayDist, p.DelayMinUS, p.DelayMeanUS, p.DropProb)
 	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
 	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
+	fmt.Fprintf(&b, "reconfig=%v every_us=%d\n", p.Reconfig, p.ReconfigEveryUS)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -133,6 +145,9 @@ func ChooseParams(o Options) Params {
 		p.DropProb = float64(r.Intn(100)) / 1000
 	}
 	p.Cost = Cost{CPUPerMsgUS: 2, CPUPerByteUS: 0.002}
+	rr := rand.New(rand.NewSource(o.Seed ^ 0xc0f16))
+	p.Reconfig = !o.NoReconfig && (!p.Swarm || rr.Intn(2) == 0)
+	p.ReconfigEveryUS = 100_000 + int64(rr.Intn(400_000))
 	return p
 }
 

@@ -10,26 +10,38 @@ var regressions = []struct {
 	swarm    bool
 	bug      string
 	maxBatch int
+	reconfig bool // found with configuration changes on
 }{
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 1, false,
-		"two candidates reached the same epoch number: a group that promised the loser never followed the winner", 0},
+		"two candidates reached the same epoch number: a group that promised the loser never followed the winner", 0, false},
 	{topology{"classic-3", 3, 1, 2, true}, 1003, true,
-		"a replaced coordinator routed around its members and was never told of the newer group epoch", 0},
+		"a replaced coordinator routed around its members and was never told of the newer group epoch", 0, false},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 1024, false,
-		"a member that promised a failed candidate's epoch rejected the leader's older epoch forever", 0},
+		"a member that promised a failed candidate's epoch rejected the leader's older epoch forever", 0, false},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 1048, false,
-		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries", 0},
+		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries", 0, false},
 	{topology{"forest-27-3-3", 27, 3, 3, false}, 1063, true,
-		"a candidate kept fetching from a holder that had promised a newer epoch", 0},
+		"a candidate kept fetching from a holder that had promised a newer epoch", 0, false},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 5003, true,
-		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it", 0},
+		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it", 0, false},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 41, false,
-		"agreement: a catch-up carried only a prefix of the new epoch's history; the member followed the epoch with it and was later picked as the best history", 1},
+		"agreement: a catch-up carried only a prefix of the new epoch's history; the member followed the epoch with it and was later picked as the best history", 1, false},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 124, true,
+		"liveness: a coordinator's heartbeat named the last zxid it relayed, which a freshly elected coordinator did not know (zero): a member that had missed entries never learned it was behind", 0, true},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 20, true,
+		"liveness: the same as seed 124 at 50-5-10, after a server was removed from a group", 0, true},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 48, true,
+		"liveness: a member whose own candidacy for coordinator had failed named itself as the coordinator when the leader wrote to it; the leader kept writing there and never found the real one", 0, false},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 119, false,
+		"liveness: a coordinator removed by a change it had not yet received reported a newer epoch to the leader without naming itself; the leader took it for a non-coordinator, stopped writing to it, and its group stayed behind it", 0, true},
 }
 
 func TestRegressions(t *testing.T) {
 	for _, r := range regressions {
-		t.Run(r.tp.name, func(t *testing.T) { runSeedBatch(t, r.tp, r.seed, r.swarm, r.maxBatch) })
+		// Seeds found before configuration changes existed replay their
+		// original schedule without them.
+		o := Options{Seed: r.seed, Swarm: r.swarm, MaxBatch: r.maxBatch, NoReconfig: !r.reconfig}
+		t.Run(r.tp.name, func(t *testing.T) { runOpts(t, r.tp, o) })
 	}
 }
 

@@ -20,15 +20,19 @@ var sweepTopologies = []topology{
 	{"forest-50-5-10", 50, 5, 10, false},
 }
 
-func runSeed(t *testing.T, tp topology, seed int64, swarm bool) { runSeedBatch(t, tp, seed, swarm, 0) }
+func runSeed(t *testing.T, tp topology, seed int64, swarm bool) {
+	runOpts(t, tp, Options{Seed: seed, Swarm: swarm})
+}
 
-func runSeedBatch(t *testing.T, tp topology, seed int64, swarm bool, maxBatch int) {
+// runOpts runs one seed of tp with o's other options and fails with the
+// command that replays it.
+func runOpts(t *testing.T, tp topology, o Options) {
 	t.Helper()
-	r := Run(Options{Seed: seed, Nodes: tp.nodes, Trees: tp.trees, Children: tp.children, Classic: tp.classic, Swarm: swarm,
-		MaxBatch: maxBatch}, nil, false)
+	o.Nodes, o.Trees, o.Children, o.Classic = tp.nodes, tp.trees, tp.children, tp.classic
+	r := Run(o, nil, false)
 	if !r.OK {
-		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d -v",
-			tp.name, seed, swarm, r.Kind, r.Failure, seed, tp.nodes, tp.trees, tp.children, tp.classic, swarm, maxBatch)
+		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --no-reconfig=%v -v",
+			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.NoReconfig)
 	}
 }
 

@@ -44,7 +44,8 @@ type Sim struct {
 	history []*histOp
 	chk     *checker
 	stats   stats
-	log     io.Writer // fault log; nil for quiet
+	log     io.Writer  // fault log; nil for quiet
+	load    *benchLoad // the benchmark workload, in bench and failover runs
 
 	healAt        int64
 	stopClientsAt int64
@@ -81,6 +82,7 @@ type Result struct {
 	OpsOK        int    `json:"ops_ok"`
 	OpsUnknown   int    `json:"ops_unknown"`
 	Messages     int    `json:"messages"`
+	ConfChanges  int    `json:"conf_changes"`
 	Linearizable string `json:"linearizable"`
 	VirtualMS    int64  `json:"virtual_ms"`
 	exit         int
@@ -130,6 +132,9 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 	s.stopClientsAt = p.SafetyUS + p.LivenessUS/2
 	s.startClients()
 	s.faultLoop()
+	if p.Reconfig {
+		s.reconfigLoop(rand.New(rand.NewSource(p.Seed ^ 0x7ec0)))
+	}
 	s.runUntil(p.SafetyUS)
 	s.heal()
 	s.runUntil(s.stopClientsAt)
@@ -220,6 +225,9 @@ func (s *Sim) converged() bool {
 	leader := false
 	last := s.chk.canon[len(s.chk.canon)-1].zxid
 	for _, sv := range s.servers {
+		if !s.voting(sv) {
+			continue // a learner the configuration left out
+		}
 		if !sv.up || sv.pos != len(s.chk.canon)-1 {
 			return false
 		}
@@ -256,7 +264,7 @@ func (s *Sim) checkLinearizable() string {
 
 func (s *Sim) result(lin string) Result {
 	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
-		Messages: s.stats.msgs, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history}
+		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history}
 	for _, h := range s.history {
 		if h.Dropped {
 			continue

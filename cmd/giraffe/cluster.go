@@ -25,8 +25,39 @@ func newClusterCmd() *cobra.Command {
 		Short: "Start, inspect and stop a local Giraffe ensemble (server processes on 127.0.0.1)",
 	}
 	cmd.AddCommand(newClusterStartCmd(), newClusterStatusCmd(), newClusterKillCmd(), newClusterRestartCmd(),
-		newClusterStopCmd(), newClusterFaultCmd())
+		newClusterStopCmd(), newClusterFaultCmd(), newClusterJoinCmd(), newClusterLeaveCmd())
 	return cmd
+}
+
+func newClusterJoinCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "join",
+		Short: "Start one more server and add it to the running ensemble",
+		Long: `join starts a new server process (giraffe server --join) on the next free
+ports and waits until it serves: the leader adds it to the group the forest
+gives it, by one configuration change through the log.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := launcher.Load(dir)
+			if err != nil {
+				return err
+			}
+			s, err := c.Join(60 * time.Second)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "server %d joined: client %s, data and log in %s\n", s.ID, s.ClientAddr, s.Dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultClusterDir, "the cluster's directory")
+	return cmd
+}
+
+func newClusterLeaveCmd() *cobra.Command {
+	return clusterIDCmd("leave", "Remove one server from the ensemble (through the log), then stop it",
+		func(c *launcher.Cluster, id int) error { return c.Leave(id, 60*time.Second) })
 }
 
 func newClusterStartCmd() *cobra.Command {

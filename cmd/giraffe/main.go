@@ -25,6 +25,7 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newTopologyCmd())
 	root.AddCommand(newClusterCmd())
 	root.AddCommand(newLockCmd())
+	root.AddCommand(newLeaveCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "giraffe:", err)
 		os.Exit(exitCode(err))

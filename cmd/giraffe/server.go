@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,11 +25,16 @@ func newServerCmd() *cobra.Command {
 		clientAddr  string
 		metricsPort int
 		logLevel    string
+		join        string
+		joinID      int64
+		peerPort    int
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Run a standalone Giraffe server",
-		Long: `Run a standalone Giraffe server on the ZooKeeper client port.
+		Short: "Run a Giraffe server (standalone or an ensemble member)",
+		Long: `Run a Giraffe server on the ZooKeeper client port: standalone, or a member
+of a replicated ensemble when the config has server.N lines (see
+docs/ensemble.md), or a new member of a running ensemble with --join.
 
 Settings come from --config (Giraffe's own file or an existing ZooKeeper
 zoo.cfg: dataDir, dataLogDir, clientPort, clientPortAddress, tickTime,
@@ -37,7 +46,8 @@ Every write is fsynced to the transaction log before it is acknowledged; a
 restart recovers exactly the acknowledged state from the newest snapshot and
 the log.`,
 		Example: `  giraffe server --data-dir /tmp/giraffe --client-port 2181
-  giraffe server --config /etc/zookeeper/zoo.cfg --metrics-port 7000`,
+  giraffe server --config /etc/zookeeper/zoo.cfg --metrics-port 7000
+  giraffe server --data-dir /tmp/g10 --client-port 2190 --peer-port 3190 --metrics-port 7190 --join 127.0.0.1:7001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logLevel)
@@ -67,6 +77,11 @@ the log.`,
 			if flags.Changed("metrics-port") {
 				cfg.MetricsPort = metricsPort
 			}
+			if join != "" {
+				if err := joinEnsemble(cmd, &cfg, join, joinID, peerPort); err != nil {
+					return err
+				}
+			}
 			srv, err := server.New(cfg, logger)
 			if err != nil {
 				return err
@@ -95,6 +110,78 @@ the log.`,
 	f.StringVar(&clientAddr, "client-addr", "", "address to listen on (default: all)")
 	f.IntVar(&metricsPort, "metrics-port", 0, "serve Prometheus metrics on this port at /metrics (0: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin (metrics) address, host:port; needs --peer-port and --metrics-port")
+	f.Int64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
+	f.IntVar(&peerPort, "peer-port", 0, "with --join: this server's Group Paxos port")
+	return cmd
+}
+
+// joinEnsemble makes cfg a member of the ensemble reachable at admin: on
+// the first start it asks the leader to add this server (one configuration
+// change through the log) and records the answer in the data directory;
+// later starts reuse the record.
+func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id int64, peerPort int) error {
+	if cfg.DataDir == "" {
+		return fmt.Errorf("--join needs --data-dir")
+	}
+	info, ok, err := server.LoadJoined(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if peerPort <= 0 || cfg.MetricsPort <= 0 {
+			return fmt.Errorf("--join needs --peer-port and --metrics-port")
+		}
+		host := cfg.ClientAddr
+		if host == "" || host == "0.0.0.0" {
+			host = "127.0.0.1"
+		}
+		req := server.MemberInfo{ID: id, Peer: net.JoinHostPort(host, fmt.Sprint(peerPort)),
+			Client: net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort)), Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort))}
+		ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
+		defer cancel()
+		if info, err = server.AdminRequest(ctx, admin, "join", req); err != nil {
+			return err
+		}
+		if err := server.SaveJoined(cfg.DataDir, info); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "giraffe: joined the ensemble as server %d\n", info.ID)
+	}
+	cfg.ServerID = info.ID
+	cfg.Ensemble = info.Ensemble()
+	return nil
+}
+
+// newLeaveCmd returns `giraffe leave`: ask the ensemble to remove a server.
+func newLeaveCmd() *cobra.Command {
+	var admin string
+	cmd := &cobra.Command{
+		Use:   "leave --admin HOST:PORT ID",
+		Short: "Remove a server from a running ensemble",
+		Long: `leave asks the ensemble's leader (reached through any member's admin, i.e.
+metrics, address) to remove server ID: one configuration change through the
+log, preceded, when the forest moves another server to another group to keep
+the groups balanced, by that server's move. It returns once the changes have
+committed; the removed server stops voting and can then be stopped.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id <= 0 {
+				return fmt.Errorf("bad server id %q", args[0])
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
+			defer cancel()
+			info, err := server.AdminRequest(ctx, admin, "leave", server.MemberInfo{ID: id})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "server %d left; groups now %v\n", id, info.Groups)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&admin, "admin", "", "admin (metrics) address of any member, host:port")
+	cmd.MarkFlagRequired("admin")
 	return cmd
 }
 

@@ -23,6 +23,7 @@ func newSimCmd() *cobra.Command {
 		verbose    bool
 		safetyMS   int64
 		livenessMS int64
+		bench      benchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -31,11 +32,25 @@ func newSimCmd() *cobra.Command {
 partitions, crashes that lose unsynced writes, restarts, pauses), then a
 liveness phase on a healed network that must converge. Any seed replays
 exactly. The seed and every parameter are printed first (to stderr with --json).
-Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash.`,
+Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash.
+
+With --bench, sim instead times a fault-free ensemble under a closed-loop
+write load with the calibrated cost model (each server a single queue paying
+CPU per message and per byte, its network interface a queue of its own, link
+latency, fsync) and reports write throughput, latency, CPU use and messages
+per commit. With --failover gl|gc it crashes the global leader or a group
+coordinator of a settled ensemble and reports the virtual time to recover.
+--calibrate measures the cost model on the real transport and log.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bench.calibrate {
+				return runCalibrate(cmd, bench)
+			}
 			if o.Nodes < 1 || (!o.Classic && (o.Trees < 1 || o.Children < 1)) {
 				return errors.New("need --nodes >= 1 and, unless --classic, --trees and --children >= 1")
+			}
+			if bench.bench || bench.failover != "" {
+				return runSimBench(cmd, o, bench, jsonOut)
 			}
 			o.SafetyUS, o.LivenessUS = safetyMS*1000, livenessMS*1000
 			var paramsOut io.Writer = cmd.OutOrStdout()
@@ -55,8 +70,8 @@ Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash.`,
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), string(b))
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok=%v commits=%d ops=%d ops_ok=%d ops_unknown=%d messages=%d linearizable=%s virtual_ms=%d\n",
-					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.Messages, r.Linearizable, r.VirtualMS)
+				fmt.Fprintf(cmd.OutOrStdout(), "ok=%v commits=%d ops=%d ops_ok=%d ops_unknown=%d messages=%d conf_changes=%d linearizable=%s virtual_ms=%d\n",
+					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.Messages, r.ConfChanges, r.Linearizable, r.VirtualMS)
 			}
 			if !r.OK {
 				return &exitError{code: r.ExitCode(), err: fmt.Errorf("sim seed %d: %s failure: %s", r.Seed, r.Kind, r.Failure)}
@@ -73,11 +88,13 @@ Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash.`,
 	f.BoolVar(&o.Swarm, "swarm", false, "swarm mode: the seed also picks which faults are enabled")
 	f.IntVar(&o.Clients, "clients", 0, "number of clients (0: chosen by the seed)")
 	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")
+	f.BoolVar(&o.NoReconfig, "no-reconfig", false, "no configuration changes (seeds found before they existed replay with it)")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
 	f.StringVar(&history, "history", "", "write the client history as JSON lines to this file")
 	f.BoolVar(&jsonOut, "json", false, "print a one-line JSON summary")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every injected fault")
+	bench.register(f)
 	return cmd
 }
 

@@ -26,6 +26,12 @@ type Config struct {
 	ElectionTicks int
 	// MaxBatch bounds the entries of one Append.
 	MaxBatch int
+	// MaxInflight bounds the entries the global leader has appended beyond
+	// its commit point (flow control): proposals beyond it wait in the
+	// leader's queue until commits make room. Without a bound a burst of
+	// proposals becomes one huge Ready whose sends keep the leader silent
+	// for longer than an election timeout. Zero means 4*MaxBatch.
+	MaxInflight int
 	// Rand returns a pseudo-random integer in [0, n); the only randomness the
 	// node uses (election jitter). The simulator seeds it per node.
 	Rand func(n int) int
@@ -46,6 +52,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 256
+	}
+	if c.MaxInflight <= 0 {
+		c.MaxInflight = 4 * c.MaxBatch
 	}
 	if c.Rand == nil {
 		return errors.New("gpaxos: Rand is required (determinism: no global randomness)")

@@ -13,13 +13,19 @@ import (
 
 // coordinator is the state of a server that coordinates its group.
 type coordinator struct {
-	ge          uint64
-	acked       map[ID]Zxid // per member: durably holds Current's history up to
-	ackEpoch    Epoch       // the epoch acked refers to
-	heard       map[ID]int64
-	reported    Zxid // group index last reported to the leader
-	down        []ID
-	lastSent    int64 // tick of the last message down the tree
+	ge       uint64
+	acked    map[ID]Zxid // per member: durably holds Current's history up to
+	ackEpoch Epoch       // the epoch acked refers to
+	heard    map[ID]int64
+	reported Zxid // group index last reported to the leader
+	down     []ID
+	lastSent int64 // tick of the last message down the tree
+	// relayed is the last zxid sent down the tree. Heartbeats carry it,
+	// not the log's last zxid: on the leader, which is also a coordinator,
+	// the log runs ahead of the relay until its own append comes back to
+	// it, and a heartbeat naming entries the members have not been sent
+	// looks to them like a gap and sends all of them to catch-up.
+	relayed     Zxid
 	heardGL     int64
 	leaderTo    ID    // the leader this coordinator reports to
 	leaderEpoch Epoch // the epoch leaderTo leads
@@ -103,7 +109,8 @@ func (n *Node) becomeCoordinator(c *gcCandidate) {
 	if n.hs.GroupEpoch != c.ge || n.hs.Coordinator != n.id {
 		return
 	}
-	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick}
+	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick,
+		relayed: n.log.last()}
 	for _, id := range n.members() {
 		gc.heard[id] = n.tick
 	}
@@ -168,9 +175,16 @@ func (n *Node) handleAppend(m Message) {
 		return
 	}
 	if gc == nil {
-		// The leader's table is out of date: point it at the coordinator.
+		// The leader's table is out of date: point it at the coordinator
+		// this server follows — never at itself: a promise to itself is a
+		// candidacy that did not win, and naming it would keep the leader
+		// writing to a server that ignores it (seed 48 at 50-5-10).
+		coord := n.hs.Coordinator
+		if coord == n.id {
+			coord = None
+		}
 		n.send(Message{Type: MsgGAck, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: n.hs.GroupEpoch,
-			Coord: n.hs.Coordinator, Reject: true})
+			Coord: coord, Reject: true})
 		return
 	}
 	if m.Epoch < n.hs.Promised {
@@ -192,7 +206,7 @@ func (n *Node) handleAppend(m Message) {
 		n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
 		if len(m.Entries) == 0 {
 			// A heartbeat: answer so the leader knows this group is alive.
-			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported})
+			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
 		}
 	case acceptCatchup:
 		if n.tick-gc.lastHello >= int64(n.cfg.HeartbeatTicks) || gc.lastHello == 0 {
@@ -224,6 +238,10 @@ func (n *Node) handleGSync(m Message) {
 func (n *Node) relay(prev Zxid, ents []Entry) {
 	gc := n.gc
 	gc.lastSent = n.tick
+	gc.relayed = prev
+	if len(ents) > 0 {
+		gc.relayed = ents[len(ents)-1].Zxid
+	}
 	for _, c := range n.cfg.Topology.Children(n.members(), n.id, gc.down, n.id) {
 		n.send(Message{Type: MsgGroupAppend, To: c, Epoch: n.hs.Current, Leader: n.hs.Leader, Coord: n.id,
 			Group: n.group, GroupEpoch: gc.ge, Prev: prev, Entries: ents, Commit: n.hs.Commit,
@@ -233,7 +251,7 @@ func (n *Node) relay(prev Zxid, ents []Entry) {
 
 // sendGroupHeartbeat tells the group its coordinator is alive, and carries
 // the commit point.
-func (n *Node) sendGroupHeartbeat() { n.relay(n.log.last(), nil) }
+func (n *Node) sendGroupHeartbeat() { n.relay(min(n.gc.relayed, n.log.last()), nil) }
 
 // handleGroupAck is gc.3.2: count the members' durable acceptances and
 // report the group's majority point to the leader when it advances.
@@ -267,7 +285,7 @@ func (n *Node) handleGroupAck(m Message) {
 	idx := Zxid(n.voters.GroupIndex(n.group, func(id ID) uint64 { return uint64(gc.acked[id]) }))
 	if idx > gc.reported {
 		gc.reported = idx
-		n.send(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx})
+		n.send(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx, Conf: n.confHash})
 	}
 }
 
@@ -354,7 +372,7 @@ func (n *Node) tickCoordinator() {
 	// the first candidate's request reaches the others well within that, and
 	// relaying it restarts their timers (handleNewGEpoch).
 	wait := el + int64(n.group)*hb + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
-	if n.tick-gc.heardGL > wait {
+	if n.tick-gc.heardGL > wait && n.voting() {
 		n.campaignGL()
 	}
 }
@@ -425,27 +443,35 @@ func (n *Node) handlePromise(m Message) {
 		}
 		return
 	}
-	if m.Epoch != r.epoch || m.GroupEpoch != gc.ge || r.done {
+	if m.Epoch != r.epoch || m.GroupEpoch != gc.ge {
 		return
 	}
+	if _, dup := r.promises[m.From]; dup || (r.done && r.ack.Reject) {
+		return
+	}
+	// Promises keep counting after the first report: the candidate counts
+	// the promisers under its own configuration, which may need more of
+	// them than this coordinator's does.
 	r.promises[m.From] = m
 	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := r.promises[id]; return ok }) {
 		return
 	}
 	var best Message
 	first := true
-	for _, id := range n.members() {
-		p, ok := r.promises[id]
-		if !ok {
-			continue
-		}
+	for _, id := range sortedKeys(r.promises) {
+		p := r.promises[id]
 		if first || p.Current > best.Current || p.Current == best.Current && p.Zxid > best.Zxid {
 			best, first = p, false
 		}
 	}
+	promisers := make([]ID, 0, len(r.promises))
+	for id := range r.promises {
+		promisers = append(promisers, id)
+	}
+	slices.Sort(promisers)
 	r.done = true
 	r.ack = Message{Type: MsgGEpochAck, To: r.cand, Epoch: r.epoch, Group: n.group, GroupEpoch: gc.ge,
-		Current: best.Current, Zxid: best.Zxid, Holder: best.From}
+		Current: best.Current, Zxid: best.Zxid, Holder: best.From, Promisers: promisers}
 	n.send(r.ack)
 }
 
@@ -469,6 +495,20 @@ func (n *Node) reportNewerEpoch(e Epoch) {
 	}
 	if n.gc != nil && n.gc.leaderTo != None && n.tick-n.gc.lastHello >= int64(n.cfg.HeartbeatTicks) {
 		n.gc.lastHello = n.tick
-		n.send(Message{Type: MsgGAck, To: n.gc.leaderTo, Epoch: e, Group: n.group, GroupEpoch: n.gc.ge, Reject: true})
+		// Coord names this server: it is the coordinator (a leader that
+		// reads Coord None from the server it writes to as "not a
+		// coordinator" would otherwise stop writing to it).
+		n.send(Message{Type: MsgGAck, To: n.gc.leaderTo, Epoch: e, Group: n.group, GroupEpoch: n.gc.ge, Coord: n.id, Reject: true})
 	}
+}
+
+// sortedKeys returns m's keys in increasing order, for deterministic
+// iteration.
+func sortedKeys[V any](m map[ID]V) []ID {
+	ids := make([]ID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -34,6 +34,18 @@ type glCandidate struct {
 	fetching bool
 	best     Message
 	retries  int
+	// adopted is the holder whose history the candidate adopted last (None:
+	// its own). Adopting a history can change the configuration, under
+	// which the promises are counted again and the best history chosen
+	// again, until the choice is stable.
+	adopted ID
+}
+
+// groupPromised reports whether group g's promisers form a majority of g
+// under the candidate's configuration.
+func (n *Node) groupPromised(c *glCandidate, g int) bool {
+	a, ok := c.acks[g]
+	return ok && n.voters.GroupMajority(g, func(id ID) bool { return slices.Contains(a.Promisers, id) })
 }
 
 // campaignGL starts discovery (gl.1.1): ask every known coordinator to
@@ -54,7 +66,7 @@ func (n *Node) campaignGL() {
 func (n *Node) sendNewGEpoch() {
 	c := n.glCand
 	for g, members := range n.voters.Groups {
-		if _, ok := c.acks[g]; ok || len(members) == 0 {
+		if n.groupPromised(c, g) || len(members) == 0 {
 			continue
 		}
 		var to []ID
@@ -104,17 +116,28 @@ func (n *Node) handleGEpochAck(m Message) {
 		n.glCand = nil
 		return
 	}
-	if c == nil || m.Epoch != c.epoch || m.Reject || c.fetching {
+	if c == nil || m.Epoch != c.epoch || m.Reject {
 		return
 	}
-	if prev, ok := c.acks[m.Group]; ok && prev.GroupEpoch > m.GroupEpoch {
+	if prev, ok := c.acks[m.Group]; ok && (prev.GroupEpoch > m.GroupEpoch || len(prev.Promisers) > len(m.Promisers)) {
 		return
 	}
 	if m.Group < 0 || m.Group >= len(n.voters.Groups) {
 		return
 	}
 	c.acks[m.Group] = m
-	if !n.voters.GroupsQuorum(func(g int) bool { _, ok := c.acks[g]; return ok }) {
+	if !c.fetching {
+		n.chooseHistory()
+	}
+}
+
+// chooseHistory continues a candidacy whose promises may now weigh a
+// quorum: it picks the newest history among them, fetches it unless the
+// candidate holds it, and leads once the promises weigh a quorum under the
+// configuration of the history it holds.
+func (n *Node) chooseHistory() {
+	c := n.glCand
+	if !n.voters.GroupsQuorum(func(g int) bool { return n.groupPromised(c, g) }) {
 		return
 	}
 	// Newest history: highest (Current, last zxid); ties, which mean equal
@@ -129,7 +152,7 @@ func (n *Node) handleGEpochAck(m Message) {
 			c.best, first = a, false
 		}
 	}
-	if c.best.Holder == n.id {
+	if c.best.Holder == n.id && c.adopted == None || c.best.Holder == c.adopted {
 		n.becomeLeader()
 		return
 	}
@@ -172,7 +195,8 @@ func (n *Node) handleFetchResp(m Message) {
 	if !n.adoptHistoryAs(h) {
 		return
 	}
-	n.becomeLeader()
+	c.fetching, c.adopted = false, m.From
+	n.chooseHistory()
 }
 
 // adoptHistoryAs adopts m like adoptHistory but without touching the promise.
@@ -227,16 +251,32 @@ func (n *Node) gcIDs() []ID {
 
 // wantsFlush reports whether the leader has something to send.
 func (gl *leader) wantsFlush(n *Node) bool {
-	return len(gl.pending) > 0 || n.hs.Commit > gl.sentCommit
+	return (len(gl.pending) > 0 && n.inflightRoom() > 0) || n.hs.Commit > gl.sentCommit
+}
+
+// inflightRoom is how many more entries the leader may append before its
+// commit point catches up (Config.MaxInflight).
+func (n *Node) inflightRoom() int {
+	gl := n.gl
+	inflight := int(gl.counter)
+	if c := n.hs.Commit; c.Epoch() == gl.epoch {
+		inflight -= int(c.Counter())
+	}
+	return n.cfg.MaxInflight - inflight
 }
 
 // flushLeader is gl.3.1: order the pending proposals into zxids of this
 // epoch, append them, and send them, pipelined, to every coordinator.
-// Everything that arrived since the last Ready goes out as one batch.
+// Everything that arrived since the last Ready goes out, in batches of at most
+// MaxBatch, as far as MaxInflight allows.
 func (n *Node) flushLeader() {
 	gl := n.gl
 	for len(gl.pending) > 0 {
-		k := min(len(gl.pending), n.cfg.MaxBatch)
+		room := n.inflightRoom()
+		if room <= 0 {
+			break
+		}
+		k := min(len(gl.pending), n.cfg.MaxBatch, room)
 		batch := gl.pending[:k]
 		gl.pending = gl.pending[k:]
 		prev := n.log.last()
@@ -312,8 +352,14 @@ func (n *Node) handleGAck(m Message) {
 			}
 			return
 		}
-		if x := &gl.groups[m.Group]; m.Coord != None && m.GroupEpoch > x.ge {
+		x := &gl.groups[m.Group]
+		switch {
+		case m.Coord != None && m.GroupEpoch > x.ge:
 			*x = glGroup{gc: m.Coord, ge: m.GroupEpoch, heard: x.heard}
+		case m.From == x.gc && m.Coord == None && m.GroupEpoch >= x.ge:
+			// The server taken for the coordinator is not one and knows
+			// of none: look for it (probeGroup) instead of writing to it.
+			*x = glGroup{ge: x.ge, heard: x.heard}
 		}
 		return
 	}
@@ -328,6 +374,9 @@ func (n *Node) handleGAck(m Message) {
 		*x = glGroup{gc: m.From, ge: m.GroupEpoch}
 	}
 	x.heard = n.tick
+	if m.Conf != n.confHash {
+		return // counted under another configuration (confchange.go)
+	}
 	if m.Zxid > x.acked && m.Zxid <= n.log.last() {
 		x.acked = m.Zxid
 	}

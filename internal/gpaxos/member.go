@@ -53,6 +53,12 @@ func (n *Node) handleGroupAppend(m Message) {
 	case acceptOK:
 		n.send(Message{Type: MsgGroupAck, To: m.Coord, Epoch: n.hs.Current, Group: n.group,
 			GroupEpoch: n.hs.GroupEpoch, Zxid: n.log.last()})
+		if len(m.Entries) == 0 && m.Commit > n.log.last() {
+			// A heartbeat whose commit point is past this log: entries
+			// relayed earlier never arrived (the heartbeat names only what
+			// its sender relayed last, which may be older).
+			n.requestCatchup(MsgCatchupReq, m.Coord)
+		}
 	case acceptCatchup, acceptStale:
 		// Stale: this member promised a newer epoch than the leader's; the
 		// request carries that epoch to the coordinator (reportNewerEpoch).
@@ -167,6 +173,9 @@ func (n *Node) adoptHistory(m Message) bool {
 // coordinator in the group's cyclic order campaigns first, the one after it
 // later, and so on, so that usually exactly one candidate runs.
 func (n *Node) tickMember() {
+	if !n.voting() {
+		return // a learner: never campaigns
+	}
 	if n.gcCand != nil {
 		if n.tick-n.gcCand.start > int64(n.cfg.ElectionTicks) {
 			n.gcCand = nil // lost or stalled; the timer below retries

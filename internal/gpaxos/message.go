@@ -89,12 +89,19 @@ type Message struct {
 	Down       []ID // GroupAppend: members the GC routes around
 	GCs        []ID // Append/GroupAppend: the GL's coordinator of every group, for GL candidates
 	Reject     bool
+	// Conf: GAck, the hash of the configuration the group's majority point
+	// was counted under (ConfigHash); the leader counts it only under the
+	// same configuration.
+	Conf uint64
+	// Promisers: GEpochAck, the members whose promises it reports; the
+	// candidate counts their majority under its own configuration.
+	Promisers []ID
 }
 
 // Size returns an estimate of the encoded size of m in bytes, used by the
 // simulator's cost model.
 func (m *Message) Size() int {
-	n := 64 + 8*len(m.Down) + 8*len(m.GCs)
+	n := 64 + 8*len(m.Down) + 8*len(m.GCs) + 8*len(m.Promisers)
 	for _, e := range m.Entries {
 		n += 16 + len(e.Data)
 	}

@@ -19,6 +19,11 @@ type Node struct {
 	id     ID
 	voters quorum.Config
 	group  int
+	// confZxid is the zxid of the entry that set voters (0: the initial
+	// configuration; a snapshot's index for a snapshot's); confHash names
+	// voters in messages (ConfigHash).
+	confZxid Zxid
+	confHash uint64
 
 	hs      HardState
 	log     memLog
@@ -75,9 +80,16 @@ func RestartNode(cfg Config, hs HardState, snap *Snapshot, ents []Entry) (*Node,
 			n.log.ents = append(n.log.ents, e)
 		}
 	}
-	n.group = n.voters.GroupOf(n.id)
+	n.refreshConfig()
+	// The group is the one the newest configuration puts the server in;
+	// a server that configuration leaves out keeps the group it had in
+	// the initial one (as a learner).
+	n.group = cfg.Voters.GroupOf(n.id)
+	if g := n.voters.GroupOf(n.id); g >= 0 {
+		n.group = g
+	}
 	if n.group < 0 {
-		return nil, errors.New("gpaxos: ID does not vote in the restored configuration")
+		return nil, errors.New("gpaxos: ID votes neither in the initial nor in the restored configuration")
 	}
 	if n.hs.Commit > n.log.last() {
 		n.hs.Commit = n.log.last()
@@ -92,6 +104,7 @@ func (n *Node) ID() ID { return n.id }
 // Tick advances the node's logical clock by one tick.
 func (n *Node) Tick() {
 	n.tick++
+	n.adoptConfigRoles()
 	switch {
 	case n.gl != nil:
 		n.tickLeader()
@@ -116,7 +129,17 @@ func (n *Node) Propose(data []byte) error {
 	if n.hs.Leader == None || n.hs.Leader == n.id {
 		return ErrNoLeader
 	}
-	n.send(Message{Type: MsgProp, To: n.hs.Leader, Entries: []Entry{{Type: EntryNormal, Data: data}}})
+	e := Entry{Type: EntryNormal, Data: data}
+	// Proposals made before the next Ready travel to the leader in one
+	// message (Fig. 5 step 1, batched): under load, one message per
+	// proposal costs the leader more than the proposals themselves.
+	for i := len(n.msgs) - 1; i >= 0; i-- {
+		if m := &n.msgs[i]; m.Type == MsgProp && m.To == n.hs.Leader {
+			m.Entries = append(m.Entries, e)
+			return nil
+		}
+	}
+	n.send(Message{Type: MsgProp, To: n.hs.Leader, Entries: []Entry{e}})
 	return nil
 }
 
@@ -171,6 +194,7 @@ func (n *Node) Step(m Message) {
 // whose acceptor promised a newer epoch, a coordinator whose group promised a
 // newer group epoch.
 func (n *Node) maybeStepDown() {
+	n.adoptConfigRoles()
 	if n.gl != nil && (n.hs.Promised != n.gl.epoch || n.hs.Current != n.gl.epoch) {
 		n.gl = nil
 	}
@@ -204,6 +228,11 @@ func (n *Node) appendEntries(ents []Entry) {
 		}
 		n.log.ents = append(n.log.ents, e)
 		n.unstable = append(n.unstable, e)
+		if e.Type == EntryConfChange {
+			if c, _, err := DecodeConfEntry(e.Data); err == nil {
+				n.setConfig(c, e.Zxid)
+			}
+		}
 	}
 }
 
@@ -221,6 +250,9 @@ func (n *Node) truncateLog(z Zxid) {
 	if n.snapPending == nil && (!n.truncate || z < n.truncAfter) {
 		n.truncate, n.truncAfter = true, z
 	}
+	if n.confZxid > z {
+		n.refreshConfig()
+	}
 }
 
 // installSnapshot replaces the log by snap.
@@ -230,13 +262,11 @@ func (n *Node) installSnapshot(snap Snapshot) {
 	n.truncate = false
 	s := snap
 	n.snapPending = &s
-	if len(snap.Voters.Groups) > 0 {
-		n.voters = snap.Voters
-	}
 	if n.hs.Commit < snap.Index {
 		n.hs.Commit = snap.Index
 	}
 	n.applied = snap.Index
+	n.refreshConfig()
 }
 
 // advanceCommit raises the commit point to min(c, last): the log is a prefix
@@ -327,7 +357,8 @@ func (n *Node) Compact(index Zxid, data []byte) error {
 	if index > n.applied || index <= n.log.snap.Index {
 		return errors.New("gpaxos: compaction index out of range")
 	}
-	n.log.compact(Snapshot{Index: index, Voters: n.voters, Data: data})
+	voters, _ := n.configAt(index)
+	n.log.compact(Snapshot{Index: index, Voters: voters, Data: data})
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,6 +55,9 @@ type Server struct {
 	Dir         string `json:"dir"`
 	LogFile     string `json:"log"`
 	PID         int    `json:"pid"`
+	// Joined marks a server added at runtime (Cluster.Join): it starts
+	// with --join instead of the server lines.
+	Joined bool `json:"joined,omitempty"`
 }
 
 // Cluster is the recorded layout of a started ensemble.
@@ -188,8 +192,13 @@ func (c *Cluster) writeConfig(s Server) error {
 	if c.Spec.ElectionTicks > 0 {
 		fmt.Fprintf(&b, "giraffe.electionTicks=%d\n", c.Spec.ElectionTicks)
 	}
-	for _, p := range c.Servers {
-		fmt.Fprintf(&b, "server.%d=%s;%s\n", p.ID, p.PeerAddr, p.ClientAddr)
+	if !s.Joined {
+		for _, p := range c.Servers {
+			if !p.Joined {
+				fmt.Fprintf(&b, "server.%d=%s;%s\n", p.ID, p.PeerAddr, p.ClientAddr)
+				fmt.Fprintf(&b, "giraffe.admin.%d=%s\n", p.ID, p.MetricsAddr)
+			}
+		}
 	}
 	for _, l := range c.Spec.Extra {
 		b.WriteString(l + "\n")
@@ -205,7 +214,14 @@ func (c *Cluster) spawn(s *Server) error {
 		return err
 	}
 	defer lf.Close()
-	cmd := exec.Command(c.Binary, "server", "--config", filepath.Join(s.Dir, "zoo.cfg"))
+	args := []string{"server", "--config", filepath.Join(s.Dir, "zoo.cfg")}
+	if s.Joined {
+		// The first start joins through any member; later ones find the
+		// record of the join in the data directory and ignore --join.
+		_, pport, _ := net.SplitHostPort(s.PeerAddr)
+		args = append(args, "--join", c.anyAdmin(s.ID), "--peer-port", pport, "--id", strconv.Itoa(s.ID))
+	}
+	cmd := exec.Command(c.Binary, args...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -421,4 +437,147 @@ func FourLetter(addr, word string, timeout time.Duration) (map[string]string, er
 		return nil, fmt.Errorf("%s: no answer to %s", addr, word)
 	}
 	return kv, nil
+}
+
+// anyAdmin returns the admin address of a live server other than except.
+func (c *Cluster) anyAdmin(except int) string {
+	for _, s := range c.Servers {
+		if s.ID != except && alive(s.PID) {
+			return s.MetricsAddr
+		}
+	}
+	return c.Servers[0].MetricsAddr
+}
+
+// Join starts one more server and adds it to the running ensemble (one
+// configuration change through the log, ordered by the leader). Its ports
+// follow the others': joined server k (from 0) serves clients on
+// BasePort+3*Nodes+3k, peers on the next port and metrics on the one after.
+func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
+	id, k := 0, 0
+	for _, s := range c.Servers {
+		id = max(id, s.ID)
+		if s.Joined {
+			k++
+		}
+	}
+	id++
+	base := c.Spec.BasePort + 3*c.Spec.Nodes + 3*k
+	if base+2 > 65535 {
+		return nil, errors.New("no ports left above --base-port for another server")
+	}
+	s := Server{ID: id, Joined: true, ClientAddr: fmt.Sprintf("127.0.0.1:%d", base),
+		PeerAddr: fmt.Sprintf("127.0.0.1:%d", base+1), MetricsAddr: fmt.Sprintf("127.0.0.1:%d", base+2),
+		Dir: filepath.Join(c.Spec.Dir, fmt.Sprintf("s%d", id))}
+	s.LogFile = filepath.Join(s.Dir, "server.log")
+	if err := c.writeConfig(s); err != nil {
+		return nil, err
+	}
+	// Only the data directory's myid is wrong for a joined server: its id
+	// comes from the join.
+	os.Remove(filepath.Join(s.Dir, "data", "myid"))
+	if err := c.spawn(&s); err != nil {
+		return nil, err
+	}
+	c.Servers = append(c.Servers, s)
+	if err := c.save(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil && kv["Giraffe leader"] != "" && kv["Giraffe leader"] != "0" {
+			return &c.Servers[len(c.Servers)-1], nil
+		}
+		if !alive(s.PID) {
+			return nil, fmt.Errorf("server %d exited while joining (log: %s)", id, s.LogFile)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("server %d did not join within %v (log: %s)", id, timeout, s.LogFile)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Leave asks the ensemble to remove server id (giraffe leave), then stops
+// its process and forgets it.
+func (c *Cluster) Leave(id int, timeout time.Duration) error {
+	s, err := c.byID(id)
+	if err != nil {
+		return err
+	}
+	body := fmt.Sprintf(`{"id":%d}`, id)
+	admin := c.anyAdmin(id)
+	deadline := time.Now().Add(timeout)
+	cl := http.Client{Timeout: timeout}
+	for {
+		resp, err := cl.Post("http://"+admin+"/leave", "application/json", strings.NewReader(body))
+		if err == nil {
+			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			var redirect struct {
+				Leader string `json:"leader_admin"`
+			}
+			if resp.StatusCode == http.StatusMisdirectedRequest && json.Unmarshal(raw, &redirect) == nil && redirect.Leader != "" {
+				admin = redirect.Leader
+			} else if resp.StatusCode == http.StatusConflict {
+				return fmt.Errorf("leave %d: %s", id, strings.TrimSpace(string(raw)))
+			} else {
+				err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(raw)))
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("leave %d: %v", id, err)
+		}
+		if err != nil {
+			admin = c.anyAdmin(id)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if alive(s.PID) {
+		syscall.Kill(s.PID, syscall.SIGTERM)
+		if !waitDead(s.PID, 5*time.Second) {
+			syscall.Kill(s.PID, syscall.SIGKILL)
+		}
+	}
+	c.Servers = slices.DeleteFunc(c.Servers, func(x Server) bool { return x.ID == id })
+	return c.save()
+}
+
+// Membership is what a member reports on /membership: the committed
+// voting groups and the history of joins (+id) and departures (-id) from
+// which the forest derives them.
+type Membership struct {
+	Leader  int     `json:"leader"`
+	Groups  [][]int `json:"groups"`
+	Forest  string  `json:"forest"`
+	Members []struct {
+		ID    int `json:"id"`
+		Group int `json:"group"`
+	} `json:"members"`
+}
+
+// Membership asks server id (0: any live one) for the committed membership.
+func (c *Cluster) Membership(id int) (Membership, error) {
+	var m Membership
+	addr := c.anyAdmin(-1)
+	if id != 0 {
+		s, err := c.byID(id)
+		if err != nil {
+			return m, err
+		}
+		addr = s.MetricsAddr
+	}
+	cl := http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get("http://" + addr + "/membership")
+	if err != nil {
+		return m, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return m, fmt.Errorf("membership: %s", resp.Status)
+	}
+	return m, json.NewDecoder(resp.Body).Decode(&m)
 }

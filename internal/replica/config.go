@@ -46,6 +46,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Seed seeds the election jitter; zero picks one from the ID.
 	Seed int64
+	// OnConfig, when set, is called from the replica's goroutine for every
+	// configuration entry as it is appended (before the messages that
+	// relay it leave) and for those found in the log at Open, oldest
+	// first: the server learns there the addresses of servers being added
+	// (the entry's context) while the change is still in flight. It must
+	// not block.
+	OnConfig func(voters quorum.Config, context []byte)
 }
 
 func (c *Config) fill() error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
 // ErrStopped is returned by calls on a stopped replica.
@@ -24,6 +25,15 @@ type Committed struct {
 	Stream, Seq uint64
 	// Body is what the origin passed to Propose.
 	Body []byte
+	// Conf, on a configuration entry, is the configuration it set and the
+	// proposer's context; Noop is then true too (it carries no Body).
+	Conf *ConfCommitted
+}
+
+// ConfCommitted is a committed configuration change.
+type ConfCommitted struct {
+	Voters  quorum.Config
+	Context []byte
 }
 
 // Delivery is the next step the application must take, in order.
@@ -50,6 +60,8 @@ type Replica struct {
 	init *gpaxos.Snapshot
 
 	compactC chan compactReq
+	confC    chan confReq
+	votersC  chan votersReq
 	deliverC chan Delivery
 	stopC    chan struct{}
 	doneC    chan struct{}
@@ -92,6 +104,17 @@ type leaderKey struct {
 	leader gpaxos.ID
 }
 
+type confReq struct {
+	cc      gpaxos.ConfChange
+	context []byte
+	done    chan error
+}
+
+type votersReq struct {
+	index gpaxos.Zxid
+	reply chan quorum.Config
+}
+
 type compactReq struct {
 	index gpaxos.Zxid
 	data  []byte
@@ -123,6 +146,8 @@ func Open(cfg Config) (*Replica, error) {
 		queued:   make(chan struct{}, 1),
 		outWake:  make(chan struct{}, 1),
 		compactC: make(chan compactReq),
+		confC:    make(chan confReq),
+		votersC:  make(chan votersReq),
 		deliverC: make(chan Delivery),
 		stopC:    make(chan struct{}),
 		doneC:    make(chan struct{}),
@@ -130,6 +155,15 @@ func Open(cfg Config) (*Replica, error) {
 		// stream newer than the one it knows, and time is a cheap source
 		// of a number larger than any this server used before.
 		stream: uint64(time.Now().UnixNano()),
+	}
+	if cfg.OnConfig != nil {
+		for _, e := range rec.entries {
+			if e.Type == gpaxos.EntryConfChange {
+				if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+					cfg.OnConfig(v, ctx)
+				}
+			}
+		}
 	}
 	cfg.Logger.Info("replica recovered", "id", cfg.ID, "promised", rec.hs.Promised, "current", rec.hs.Current,
 		"entries", len(rec.entries), "snapshot", rec.snap != nil)
@@ -191,11 +225,35 @@ func (r *Replica) Propose(body []byte, onAssign func(stream, seq uint64)) error 
 	return nil
 }
 
+// ProposeConfChange asks this server's node, which must be the global
+// leader, to order a configuration change carrying context (see
+// gpaxos.ProposeConfChange for when it refuses). Success means the change
+// is queued; it takes effect on each server as it is appended, and its
+// commit arrives as a Committed with Conf set.
+func (r *Replica) ProposeConfChange(cc gpaxos.ConfChange, context []byte) error {
+	req := confReq{cc: cc, context: context, done: make(chan error, 1)}
+	select {
+	case r.confC <- req:
+	case <-r.doneC:
+		return ErrStopped
+	}
+	return <-req.done
+}
+
 // SaveSnapshot stores data, the application's state after applying every
 // entry up to index, and lets the node discard its log up to there.
 func (r *Replica) SaveSnapshot(index gpaxos.Zxid, data []byte) error {
+	// The snapshot records the configuration in effect at its index,
+	// which only the run loop's node knows.
+	vr := votersReq{index: index, reply: make(chan quorum.Config, 1)}
+	select {
+	case r.votersC <- vr:
+	case <-r.doneC:
+		return ErrStopped
+	}
+	voters := <-vr.reply
 	r.snapMu.Lock()
-	err := r.st.saveSnapshot(index, data, r.cfg.SnapRetain)
+	err := r.st.saveSnapshot(index, voters, data, r.cfg.SnapRetain)
 	r.snapMu.Unlock()
 	if err != nil {
 		return err
@@ -235,6 +293,10 @@ func (r *Replica) run() {
 			r.takeQueued()
 		case c := <-r.compactC:
 			c.done <- r.node.Compact(c.index, c.data)
+		case c := <-r.confC:
+			c.done <- r.node.ProposeConfChange(c.cc, c.context)
+		case v := <-r.votersC:
+			v.reply <- r.node.ConfigAt(v.index)
 		}
 		// Take what else is already there, so that one Ready (one fsync)
 		// covers it all.
@@ -402,6 +464,15 @@ func (r *Replica) handleReady() error {
 		if err := r.st.persist(&rd); err != nil {
 			return err
 		}
+		if r.cfg.OnConfig != nil {
+			for _, e := range rd.Entries {
+				if e.Type == gpaxos.EntryConfChange {
+					if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+						r.cfg.OnConfig(v, ctx)
+					}
+				}
+			}
+		}
 		for _, m := range rd.Messages {
 			if m.To == r.cfg.ID {
 				r.local = append(r.local, m)
@@ -428,6 +499,11 @@ func (r *Replica) handleReady() error {
 // proposal it completes.
 func (r *Replica) committed(e gpaxos.Entry) Committed {
 	c := Committed{Zxid: e.Zxid, Noop: e.Type != gpaxos.EntryNormal}
+	if e.Type == gpaxos.EntryConfChange {
+		if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+			c.Conf = &ConfCommitted{Voters: v, Context: ctx}
+		}
+	}
 	if c.Noop {
 		return c
 	}

@@ -62,7 +62,14 @@ func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Con
 		if err != nil {
 			return err
 		}
-		rec.snap = &gpaxos.Snapshot{Index: gpaxos.Zxid(z), Voters: voters, Data: data}
+		v, body, err := splitSnapshot(data)
+		if err != nil {
+			return err
+		}
+		if len(v.Groups) == 0 {
+			v = voters // written before snapshots recorded their configuration
+		}
+		rec.snap = &gpaxos.Snapshot{Index: gpaxos.Zxid(z), Voters: v, Data: body}
 		return nil
 	}, snap.WithLogger(logger))
 	if err != nil {
@@ -99,8 +106,7 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 	if rd.Snapshot != nil {
 		sn := rd.Snapshot
 		if _, err := snap.Save(s.snapDir(), int64(sn.Index), func(w io.Writer) error {
-			_, err := w.Write(sn.Data)
-			return err
+			return writeSnapshot(w, sn.Voters, sn.Data)
 		}, snap.WithLogger(s.logger)); err != nil {
 			return fmt.Errorf("saving snapshot: %w", err)
 		}
@@ -150,10 +156,9 @@ func sameVotes(a, b gpaxos.HardState) bool {
 // saveSnapshot stores a snapshot the application made at index and drops
 // the log before it (keeping a margin is the purge's job: entries up to
 // index are in the snapshot).
-func (s *storage) saveSnapshot(index gpaxos.Zxid, data []byte, retain int) error {
+func (s *storage) saveSnapshot(index gpaxos.Zxid, voters quorum.Config, data []byte, retain int) error {
 	if _, err := snap.Save(s.snapDir(), int64(index), func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
+		return writeSnapshot(w, voters, data)
 	}, snap.WithLogger(s.logger)); err != nil {
 		return err
 	}
@@ -248,4 +253,39 @@ func writeHardState(path string, hs gpaxos.HardState, noSync bool) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// A snapshot file holds the configuration in effect at its index, then the
+// application's data: snapVotersMagic, a uvarint length, the encoded
+// configuration (gpaxos.EncodeConfig). Files without the magic were written
+// before configurations changed at runtime and hold the data alone.
+const snapVotersMagic = "GSV1"
+
+func writeSnapshot(w io.Writer, voters quorum.Config, data []byte) error {
+	cb := gpaxos.EncodeConfig(voters)
+	hdr := binary.AppendUvarint([]byte(snapVotersMagic), uint64(len(cb)))
+	for _, b := range [][]byte{hdr, cb, data} {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// splitSnapshot separates a snapshot file's configuration (empty for old
+// files) from its data.
+func splitSnapshot(b []byte) (quorum.Config, []byte, error) {
+	if !bytes.HasPrefix(b, []byte(snapVotersMagic)) {
+		return quorum.Config{}, b, nil
+	}
+	rest := b[len(snapVotersMagic):]
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(len(rest)-k) {
+		return quorum.Config{}, nil, errors.New("snapshot: malformed configuration header")
+	}
+	v, err := gpaxos.DecodeConfig(rest[k : k+int(n)])
+	if err != nil {
+		return quorum.Config{}, nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return v, rest[k+int(n):], nil
 }

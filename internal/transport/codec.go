@@ -13,7 +13,7 @@ import (
 // CodecVersion is the first byte of every encoded message. A receiver
 // rejects other versions rather than guess at their layout; a change of
 // layout bumps it.
-const CodecVersion byte = 1
+const CodecVersion byte = 2
 
 // lastMsgType is the highest message type Decode accepts. Types beyond it
 // are rejected so that a garbled type byte is caught at the edge instead of
@@ -52,6 +52,7 @@ func EncodedSize(m *gpaxos.Message) int {
 	}
 	n += idsLen(m.Down) + idsLen(m.GCs)
 	n++ // reject
+	n += 8 + idsLen(m.Promisers)
 	return n
 }
 
@@ -101,6 +102,8 @@ func AppendEncode(b []byte, m *gpaxos.Message) []byte {
 	} else {
 		b = append(b, 0)
 	}
+	b = binary.LittleEndian.AppendUint64(b, m.Conf)
+	b = appendIDs(b, m.Promisers)
 	return b
 }
 
@@ -159,6 +162,8 @@ func Decode(b []byte) (gpaxos.Message, error) {
 	m.Down = d.ids("down")
 	m.GCs = d.ids("gcs")
 	m.Reject = d.bool("reject")
+	m.Conf = d.uint64()
+	m.Promisers = d.ids("promisers")
 	if d.err != nil {
 		return gpaxos.Message{}, d.err
 	}
@@ -174,6 +179,21 @@ func Decode(b []byte) (gpaxos.Message, error) {
 type decoder struct {
 	b   []byte
 	err error
+}
+
+// uint64 reads a fixed 8-byte little-endian value (hashes, which varints
+// would not shorten).
+func (d *decoder) uint64() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 8 {
+		d.fail(errTruncated)
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
 }
 
 func (d *decoder) fail(err error) {

@@ -56,6 +56,8 @@ func randMessage(r *rand.Rand) gpaxos.Message {
 		Down:       ids(),
 		GCs:        ids(),
 		Reject:     r.IntN(2) == 1,
+		Conf:       r.Uint64(),
+		Promisers:  ids(),
 	}
 	if n := r.IntN(5); n > 0 {
 		m.Entries = make([]gpaxos.Entry, n)

@@ -1,0 +1,343 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	"slices"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// BenchOptions describe one throughput benchmark: a fault-free ensemble
+// under a closed-loop write load, timed by the cost model.
+type BenchOptions struct {
+	Nodes, Trees, Children int
+	Classic                bool
+	Seed                   int64
+	// Cost is the cost model; the zero value means CalibratedCost.
+	Cost Cost
+	// PayloadBytes is the size of one write (default 1024).
+	PayloadBytes int
+	// Outstanding is the number of writes in flight at any time, spread
+	// evenly over the servers (default 2000).
+	Outstanding int
+	// WarmupUS and MeasureUS are the virtual lengths of the warm-up after
+	// the first leader is elected and of the measured window (defaults
+	// 300 ms and 1 s).
+	WarmupUS, MeasureUS int64
+	// MaxBatch bounds the entries of one append (default 256).
+	MaxBatch int
+	// HeartbeatTicks and ElectionTicks are the protocol's timers in ticks
+	// of 10 ms (defaults 5 and 100: throughput runs measure the steady
+	// state, and a classic leader of hundreds of servers is busy sending a
+	// batch for longer than a LAN election timeout; failover runs use 2
+	// and 10).
+	HeartbeatTicks, ElectionTicks int
+	// RetryUS is how long a client waits for its write before sending it
+	// again (default 2 s); failover runs retry quickly so that the first
+	// write after recovery is not a client's timeout.
+	RetryUS int64
+}
+
+// BenchResult is what a benchmark measured, in the JSON form of issue 4.
+type BenchResult struct {
+	Nodes          int     `json:"nodes"`
+	Trees          int     `json:"trees"`
+	Children       int     `json:"children"`
+	Classic        bool    `json:"classic"`
+	ThroughputOps  float64 `json:"throughput_ops"`
+	LatencyP50MS   float64 `json:"latency_p50_ms"`
+	LatencyP99MS   float64 `json:"latency_p99_ms"`
+	GLCPUUSPerComm float64 `json:"gl_cpu_us_per_commit"`
+	MaxCPUUtil     float64 `json:"max_cpu_util"`
+	GLCPUUtil      float64 `json:"gl_cpu_util"`
+	MsgsPerCommit  float64 `json:"msgs_per_commit"`
+	// Busiest is the server with the highest CPU use, and its role.
+	Busiest     int    `json:"busiest"`
+	BusiestRole string `json:"busiest_role"`
+}
+
+// CalibratedCost is the cost model measured on the real code by
+// `giraffe sim --calibrate` (docs/benchmarks.md says how and on what
+// machine): CPU per message and per byte of the peer transport's encode,
+// send, receive and decode on loopback TCP, split evenly between sender
+// and receiver; fsync of one batch of the write-ahead log. Bandwidth and
+// latency are a 10 Gbit/s LAN's, which loopback cannot measure.
+var CalibratedCost = Cost{CPUPerMsgUS: 3.4, CPUPerByteUS: 0.00126, BandwidthBpUS: 1250, LinkLatencyUS: 50, FsyncUS: 900}
+
+// benchMagic starts every benchmark payload, so the apply path can tell
+// them from the key-value workload's operations.
+const benchMagic = 0xB7
+
+func isBenchPayload(b []byte) bool { return len(b) > 0 && b[0] == benchMagic }
+
+// benchLoad is a closed-loop write workload: Outstanding slots, each bound
+// to one server, each with one write in flight. A slot issues its next
+// write when its server has applied the last one.
+type benchLoad struct {
+	payload  int
+	retryUS  int64
+	slots    []*benchSlot
+	from, to int64 // the measured window
+	lat      []int64
+	commits  int
+	seen     map[gpaxos.Zxid]bool
+	// commitHook, when set, is told of every first application of a
+	// benchmark entry (failover runs use it).
+	commitHook func(z gpaxos.Zxid, at int64)
+}
+
+type benchSlot struct {
+	id, server int
+	seq        int
+	call       int64
+	pending    bool // write seq is in flight
+}
+
+func (l *benchLoad) encode(sl *benchSlot) []byte {
+	b := make([]byte, max(l.payload, 1+2*binary.MaxVarintLen64))
+	b[0] = benchMagic
+	n := 1 + binary.PutUvarint(b[1:], uint64(sl.id))
+	binary.PutUvarint(b[n:], uint64(sl.seq))
+	return b
+}
+
+func decodeBench(b []byte) (slot, seq int) {
+	id, n := binary.Uvarint(b[1:])
+	sq, _ := binary.Uvarint(b[1+n:])
+	return int(id), int(sq)
+}
+
+// issue proposes sl's next write at its server, one link latency after the
+// client sent it; a write that no server applies within the client timeout
+// (its proposal was lost with a crashed leader) is sent again.
+func (s *Sim) benchIssue(sl *benchSlot) {
+	sl.seq++
+	sl.call, sl.pending = s.clk.now, true
+	seq := sl.seq
+	data := s.load.encode(sl)
+	var try func()
+	try = func() {
+		if sl.seq != seq || !sl.pending {
+			return
+		}
+		sv := s.servers[sl.server]
+		if !sv.up {
+			sl.server = (sl.server + 1) % len(s.servers)
+			s.clk.after(s.p.TickUS, try)
+			return
+		}
+		if err := sv.node.Propose(data); err != nil {
+			s.clk.after(s.p.TickUS, try)
+			return
+		}
+		s.kick(sv)
+		s.clk.after(s.load.retryUS, func() {
+			if sl.seq == seq && sl.pending {
+				try()
+			}
+		})
+	}
+	s.clk.after(s.p.Cost.LinkLatencyUS, try)
+}
+
+// applied records a benchmark entry's application at sv: its first
+// application anywhere is its commit; its application at the slot's server
+// completes the slot's write.
+func (l *benchLoad) applied(s *Sim, sv *server, e gpaxos.Entry) {
+	if !l.seen[e.Zxid] {
+		l.seen[e.Zxid] = true
+		if s.clk.now >= l.from && s.clk.now < l.to {
+			l.commits++
+		}
+		if l.commitHook != nil {
+			l.commitHook(e.Zxid, s.clk.now)
+		}
+	}
+	id, seq := decodeBench(e.Data)
+	if id < 0 || id >= len(l.slots) {
+		return
+	}
+	sl := l.slots[id]
+	if !sl.pending || sl.seq != seq || sv.idx != sl.server {
+		return
+	}
+	done := s.clk.now + s.p.Cost.LinkLatencyUS
+	if sl.call >= l.from && done < l.to {
+		l.lat = append(l.lat, done-sl.call)
+	}
+	sl.pending = false
+	s.clk.after(s.p.Cost.LinkLatencyUS, func() { s.benchIssue(sl) })
+}
+
+// benchParams are the fixed parameters of bench and failover runs: no
+// faults, a constant link latency, the cost model's fsync.
+func benchParams(o BenchOptions) Params {
+	p := Params{Seed: o.Seed, Nodes: o.Nodes, Trees: o.Trees, Children: o.Children, Classic: o.Classic,
+		TickUS: 10_000, HeartbeatTicks: o.HeartbeatTicks, ElectionTicks: o.ElectionTicks, DelayDist: "uniform",
+		SnapEvery: 20_000, MaxBatch: o.MaxBatch, Cost: o.Cost, FsyncUS: o.Cost.FsyncUS}
+	if p.MaxBatch <= 0 {
+		p.MaxBatch = 256
+	}
+	if p.Classic {
+		p.Trees, p.Children = 1, max(p.Nodes-1, 1)
+	}
+	if p.Trees <= 0 {
+		p.Trees = 1
+	}
+	if p.Children <= 0 {
+		p.Children = 3
+	}
+	return p
+}
+
+func (o *BenchOptions) defaults() {
+	if o.Cost == (Cost{}) {
+		o.Cost = CalibratedCost
+	}
+	if o.PayloadBytes <= 0 {
+		o.PayloadBytes = 1024
+	}
+	if o.Outstanding <= 0 {
+		o.Outstanding = 2000
+	}
+	if o.WarmupUS <= 0 {
+		o.WarmupUS = 300_000
+	}
+	if o.MeasureUS <= 0 {
+		o.MeasureUS = 1_000_000
+	}
+	if o.HeartbeatTicks <= 0 {
+		o.HeartbeatTicks = 5
+	}
+	if o.ElectionTicks <= 0 {
+		o.ElectionTicks = 100
+	}
+	if o.RetryUS <= 0 {
+		o.RetryUS = 2_000_000
+	}
+}
+
+// newBenchSim builds a fault-free simulation and runs it until a leader
+// has been elected and every group has a coordinator that follows it.
+func newBenchSim(o BenchOptions) (*Sim, error) {
+	p := benchParams(o)
+	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), chk: newChecker()}
+	s.chk.zxidOnly = true
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	deadline := int64(10_000_000)
+	for !s.settled() {
+		if s.clk.now >= deadline || s.failed() {
+			return nil, fmt.Errorf("no leader after %d virtual ms: %s", s.clk.now/1000, s.failMsg)
+		}
+		s.runUntil(s.clk.now + p.TickUS)
+	}
+	return s, nil
+}
+
+// leader returns the server that leads, or nil.
+func (s *Sim) leader() *server {
+	for _, sv := range s.servers {
+		if sv.up && sv.node.Status().Leader {
+			return sv
+		}
+	}
+	return nil
+}
+
+// settled reports whether a leader exists and every group has an up
+// coordinator following the leader's epoch.
+func (s *Sim) settled() bool {
+	l := s.leader()
+	if l == nil {
+		return false
+	}
+	epoch := l.node.Status().HardState.Promised
+	for g := range s.voters.Groups {
+		ok := false
+		for _, id := range s.voters.Groups[g] {
+			sv := s.byID(gpaxos.ID(id))
+			if sv.up {
+				st := sv.node.Status()
+				ok = ok || (st.Coordinator && st.HardState.Current == epoch)
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// startLoad starts the closed-loop workload with n slots spread over the
+// up servers, measuring from now+warmup for measure µs.
+func (s *Sim) startLoad(n, payload int, warmup, measure, retry int64) {
+	s.load = &benchLoad{payload: payload, retryUS: retry, from: s.clk.now + warmup, to: s.clk.now + warmup + measure,
+		seen: map[gpaxos.Zxid]bool{}}
+	for i := 0; i < n; i++ {
+		sl := &benchSlot{id: i, server: i % len(s.servers)}
+		s.load.slots = append(s.load.slots, sl)
+		s.clk.after(int64(i)%1000, func() { s.benchIssue(sl) })
+	}
+}
+
+// RunBench runs one throughput benchmark.
+func RunBench(o BenchOptions) (BenchResult, error) {
+	o.defaults()
+	s, err := newBenchSim(o)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	s.startLoad(o.Outstanding, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
+	s.runUntil(s.load.from)
+	cpu0 := make([]float64, len(s.servers))
+	for i, sv := range s.servers {
+		cpu0[i] = sv.cpuUS
+	}
+	msgs0 := s.stats.msgs
+	s.runUntil(s.load.to)
+	if s.failed() {
+		return BenchResult{}, fmt.Errorf("bench run failed: %s", s.failMsg)
+	}
+	r := BenchResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic}
+	if o.Classic {
+		r.Trees, r.Children = 1, 0
+	}
+	secs := float64(o.MeasureUS) / 1e6
+	r.ThroughputOps = float64(s.load.commits) / secs
+	gl := s.leader()
+	for i, sv := range s.servers {
+		util := (sv.cpuUS - cpu0[i]) / float64(o.MeasureUS)
+		if util > r.MaxCPUUtil {
+			r.MaxCPUUtil, r.Busiest, r.BusiestRole = util, int(sv.id), s.role(sv)
+		}
+		if sv == gl && s.load.commits > 0 {
+			r.GLCPUUtil = util
+			r.GLCPUUSPerComm = (sv.cpuUS - cpu0[i]) / float64(s.load.commits)
+		}
+	}
+	if s.load.commits > 0 {
+		r.MsgsPerCommit = float64(s.stats.msgs-msgs0) / float64(s.load.commits)
+	}
+	if len(s.load.lat) > 0 {
+		slices.Sort(s.load.lat)
+		r.LatencyP50MS = float64(s.load.lat[len(s.load.lat)/2]) / 1000
+		r.LatencyP99MS = float64(s.load.lat[len(s.load.lat)*99/100]) / 1000
+	}
+	return r, nil
+}
+
+// role names sv's role for reports.
+func (s *Sim) role(sv *server) string {
+	st := sv.node.Status()
+	switch {
+	case st.Leader:
+		return "leader"
+	case st.Coordinator:
+		return "coordinator"
+	}
+	return "acceptor"
+}

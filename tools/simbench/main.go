@@ -1,0 +1,284 @@
+// Command simbench runs the simulator's benchmarks over ensemble sizes and
+// writes what docs/benchmarks.md shows: CSV files of write throughput
+// (classic mode beside forest configurations), of the global leader's CPU
+// per commit, and of failover times, with SVG plots of the first two.
+//
+//	go run ./tools/simbench -out docs/sim
+//
+// Every figure comes from sim.RunBench and sim.RunFailover with the
+// calibrated cost model (sim.CalibratedCost); runs are deterministic, so the
+// same command gives the same files.
+package main
+
+import (
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/giraffe-coord/giraffe/sim"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// shape is one ensemble configuration.
+type shape struct {
+	nodes, trees, children int
+	classic                bool
+}
+
+func (s shape) String() string {
+	if s.classic {
+		return fmt.Sprintf("classic-%d", s.nodes)
+	}
+	return fmt.Sprintf("forest-%d-%d-%d", s.nodes, s.trees, s.children)
+}
+
+func main() {
+	out := flag.String("out", "docs/sim", "directory for the CSV and SVG files")
+	sizes := flag.String("sizes", "9,27,50,100,190,500,1000", "ensemble sizes of the throughput comparison")
+	measureMS := flag.Int64("measure-ms", 1000, "virtual length of each throughput measurement")
+	trials := flag.Int("trials", 5, "failover trials (seeds) per configuration")
+	skipLarge := flag.Int("max-classic", 500, "largest classic ensemble to run (a classic leader of 1000 servers is hopeless and slow to simulate)")
+	flag.Parse()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	var ns []int
+	for _, f := range splitComma(*sizes) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			log.Fatalf("-sizes: %v", err)
+		}
+		ns = append(ns, n)
+	}
+	throughput(*out, ns, *measureMS*1000, *skipLarge)
+	glCPU(*out, *measureMS*1000)
+	failover(*out, *trials)
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// runAll runs f over every item on all cores and returns the results in
+// the items' order.
+func runAll[I fmt.Stringer, T any](items []I, f func(I) (T, error)) []T {
+	res := make([]T, len(items))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, s := range items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r, err := f(s)
+			if err != nil {
+				log.Fatalf("%v: %v", s, err)
+			}
+			log.Printf("%v: %+v", s, r)
+			res[i] = r
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+func bench(s shape, measureUS int64) (sim.BenchResult, error) {
+	return sim.RunBench(sim.BenchOptions{Nodes: s.nodes, Trees: s.trees, Children: s.children, Classic: s.classic,
+		Seed: 1, MeasureUS: measureUS})
+}
+
+// forestShapes are the forest configurations tried at n servers; the best
+// is reported.
+func forestShapes(n int) []shape {
+	var out []shape
+	for _, tc := range [][2]int{{3, 3}, {5, 2}, {5, 3}, {10, 3}} {
+		if tc[0]*2 <= n {
+			out = append(out, shape{nodes: n, trees: tc[0], children: tc[1]})
+		}
+	}
+	return out
+}
+
+// throughput writes throughput.csv (every run) and throughput.svg (classic
+// and the best forest per size).
+func throughput(out string, ns []int, measureUS int64, maxClassic int) {
+	var shapes []shape
+	for _, n := range ns {
+		if n <= maxClassic {
+			shapes = append(shapes, shape{nodes: n, classic: true})
+		}
+		shapes = append(shapes, forestShapes(n)...)
+	}
+	res := runAll(shapes, func(s shape) (sim.BenchResult, error) { return bench(s, measureUS) })
+	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "latency_p99_ms",
+		"gl_cpu_us_per_commit", "max_cpu_util", "msgs_per_commit", "best_forest_over_classic"}}
+	classic := map[int]float64{}
+	best := map[int]sim.BenchResult{}
+	for i, s := range shapes {
+		r := res[i]
+		if s.classic {
+			classic[s.nodes] = r.ThroughputOps
+		} else if r.ThroughputOps > best[s.nodes].ThroughputOps {
+			best[s.nodes] = r
+		}
+	}
+	for i, s := range shapes {
+		r := res[i]
+		mode, ratio := "forest", ""
+		if s.classic {
+			mode = "classic"
+		} else if b := best[s.nodes]; b == r && classic[s.nodes] > 0 {
+			ratio = fmt.Sprintf("%.2f", r.ThroughputOps/classic[s.nodes])
+		}
+		rows = append(rows, []string{strconv.Itoa(s.nodes), mode, strconv.Itoa(r.Trees), strconv.Itoa(r.Children),
+			f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.LatencyP99MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil),
+			f2(r.MsgsPerCommit), ratio})
+	}
+	writeCSV(filepath.Join(out, "throughput.csv"), rows)
+	var cl, fo plotter.XYs
+	for _, n := range ns {
+		if v, ok := classic[n]; ok {
+			cl = append(cl, plotter.XY{X: float64(n), Y: v})
+		}
+		fo = append(fo, plotter.XY{X: float64(n), Y: best[n].ThroughputOps})
+	}
+	linePlot(filepath.Join(out, "throughput.svg"), "Write throughput (simulated, calibrated cost model)",
+		"servers", "writes/s", map[string]plotter.XYs{"classic (star)": cl, "best forest": fo}, []string{"classic (star)", "best forest"})
+}
+
+// glCPU writes glcpu.csv and glcpu.svg: the leader's CPU per commit
+// against the ensemble size, one curve per number of trees.
+func glCPU(out string, measureUS int64) {
+	ns := []int{30, 50, 100, 190, 300}
+	ts := []int{3, 5, 10}
+	var shapes []shape
+	for _, t := range ts {
+		for _, n := range ns {
+			shapes = append(shapes, shape{nodes: n, trees: t, children: 3})
+		}
+	}
+	for _, n := range ns {
+		shapes = append(shapes, shape{nodes: n, classic: true})
+	}
+	res := runAll(shapes, func(s shape) (sim.BenchResult, error) { return bench(s, measureUS/2) })
+	rows := [][]string{{"nodes", "mode", "trees", "gl_cpu_us_per_commit", "throughput_ops", "msgs_per_commit"}}
+	series := map[string]plotter.XYs{}
+	var names []string
+	for i, s := range shapes {
+		r := res[i]
+		name, mode := fmt.Sprintf("forest, t=%d", s.trees), "forest"
+		if s.classic {
+			name, mode = "classic (star)", "classic"
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		series[name] = append(series[name], plotter.XY{X: float64(s.nodes), Y: r.GLCPUUSPerComm})
+		rows = append(rows, []string{strconv.Itoa(s.nodes), mode, strconv.Itoa(r.Trees), f2(r.GLCPUUSPerComm), f0(r.ThroughputOps), f2(r.MsgsPerCommit)})
+	}
+	writeCSV(filepath.Join(out, "glcpu.csv"), rows)
+	linePlot(filepath.Join(out, "glcpu.svg"), "Global leader CPU per commit (simulated)", "servers", "µs per commit", series, names)
+}
+
+// failover writes failover.csv: recovery after a crash of the global
+// leader (classic and forest) and of a group coordinator, several seeds
+// each, in heartbeat timeouts.
+func failover(out string, trials int) {
+	var runs []failRun
+	for _, n := range []int{9, 27, 50, 100, 190} {
+		for seed := int64(1); seed <= int64(trials); seed++ {
+			runs = append(runs, failRun{shape{nodes: n, classic: true}, "gl", seed},
+				failRun{shape{nodes: n, trees: 3, children: 3}, "gl", seed},
+				failRun{shape{nodes: n, trees: 3, children: 3}, "gc", seed})
+		}
+	}
+	res := runAll(runs, func(r failRun) (sim.FailoverResult, error) {
+		return sim.RunFailover(sim.FailoverOptions{Kill: r.kill, BenchOptions: sim.BenchOptions{Nodes: r.s.nodes,
+			Trees: r.s.trees, Children: r.s.children, Classic: r.s.classic, Seed: r.seed}})
+	})
+	rows := [][]string{{"nodes", "mode", "kill", "seed", "recovery_ms", "heartbeat_timeout_ms", "recovery_timeouts"}}
+	for i, r := range res {
+		mode := "forest-3-3"
+		if r.Classic {
+			mode = "classic"
+		}
+		rows = append(rows, []string{strconv.Itoa(r.Nodes), mode, r.Kill, strconv.FormatInt(runs[i].seed, 10),
+			f1(r.RecoveryMS), f0(r.TimeoutMS), f2(r.Timeouts)})
+	}
+	writeCSV(filepath.Join(out, "failover.csv"), rows)
+}
+
+// failRun is one failover trial.
+type failRun struct {
+	s    shape
+	kill string
+	seed int64
+}
+
+func (r failRun) String() string { return fmt.Sprintf("%v kill %s seed %d", r.s, r.kill, r.seed) }
+
+func f0(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func writeCSV(path string, rows [][]string) {
+	fh, err := os.Create(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	w := csv.NewWriter(fh)
+	if err := w.WriteAll(rows); err != nil {
+		log.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s", path)
+}
+
+func linePlot(path, title, x, y string, series map[string]plotter.XYs, order []string) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	for i, name := range order {
+		l, pts, err := plotter.NewLinePoints(series[name])
+		if err != nil {
+			log.Fatal(err)
+		}
+		c := plotutil.Color(i)
+		l.Color, pts.Color = c, c
+		l.Width = vg.Points(1.5)
+		pts.Shape = plotutil.Shape(i)
+		p.Add(l, pts)
+		p.Legend.Add(name, l, pts)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s", path)
+}
