@@ -293,10 +293,6 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	}
 	s.startLoad(o.Outstanding, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
 	s.runUntil(s.load.from)
-	cpu0 := make([]float64, len(s.servers))
-	for i, sv := range s.servers {
-		cpu0[i] = sv.cpuUS
-	}
 	msgs0 := s.stats.msgs
 	s.runUntil(s.load.to)
 	if s.failed() {
@@ -309,14 +305,14 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	secs := float64(o.MeasureUS) / 1e6
 	r.ThroughputOps = float64(s.load.commits) / secs
 	gl := s.leader()
-	for i, sv := range s.servers {
-		util := (sv.cpuUS - cpu0[i]) / float64(o.MeasureUS)
+	for _, sv := range s.servers {
+		util := sv.windowCPUUS / float64(o.MeasureUS)
 		if util > r.MaxCPUUtil {
 			r.MaxCPUUtil, r.Busiest, r.BusiestRole = util, int(sv.id), s.role(sv)
 		}
 		if sv == gl && s.load.commits > 0 {
 			r.GLCPUUtil = util
-			r.GLCPUUSPerComm = (sv.cpuUS - cpu0[i]) / float64(s.load.commits)
+			r.GLCPUUSPerComm = sv.windowCPUUS / float64(s.load.commits)
 		}
 	}
 	if s.load.commits > 0 {

@@ -37,6 +37,8 @@ type server struct {
 	// nicFreeUS is when the server's network interface finishes sending
 	// what it was given (bench runs with a bandwidth).
 	nicFreeUS int64
+	// windowCPUUS is the CPU time spent inside a benchmark's window.
+	windowCPUUS float64
 }
 
 // voters builds the voting configuration: groups from the forest of the
@@ -129,7 +131,7 @@ func (s *Sim) kick(sv *server) {
 	inc := sv.inc
 	sv.busy = true
 	if !sv.node.HasReady() {
-		sv.cpuUS += cost
+		s.chargeCPU(sv, cost)
 		s.clk.after(int64(cost), func() {
 			if sv.inc == inc {
 				sv.busy = false
@@ -142,7 +144,7 @@ func (s *Sim) kick(sv *server) {
 	for i := range rd.Messages {
 		cost += s.msgCost(&rd.Messages[i])
 	}
-	sv.cpuUS += cost
+	s.chargeCPU(sv, cost)
 	var fsync int64
 	if rd.HardState != nil || rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 {
 		fsync = s.p.FsyncUS
@@ -161,6 +163,19 @@ func (s *Sim) kick(sv *server) {
 		s.checkNode(sv)
 		s.kick(sv)
 	})
+}
+
+// chargeCPU makes sv busy for cost µs from now. Benchmarks count only the
+// part inside their measured window, so a long step that straddles its end
+// is not counted whole.
+func (s *Sim) chargeCPU(sv *server, cost float64) {
+	sv.cpuUS += cost
+	if l := s.load; l != nil {
+		from, to := float64(max(s.clk.now, l.from)), float64(min(float64(s.clk.now)+cost, float64(l.to)))
+		if to > from {
+			sv.windowCPUUS += to - from
+		}
+	}
 }
 
 func (s *Sim) msgCost(m *gpaxos.Message) float64 {
