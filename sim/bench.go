@@ -248,14 +248,18 @@ func (s *Sim) leader() *server {
 	return nil
 }
 
-// settled reports whether a leader exists and every group has an up
-// coordinator following the leader's epoch.
+// settled reports whether a leader exists, has committed an entry of its
+// epoch, and every group has an up coordinator following that epoch.
 func (s *Sim) settled() bool {
 	l := s.leader()
 	if l == nil {
 		return false
 	}
-	epoch := l.node.Status().HardState.Promised
+	hs := l.node.Status().HardState
+	epoch := hs.Promised
+	if hs.Commit.Epoch() != epoch {
+		return false // the leader's own no-op has not committed yet
+	}
 	for g := range s.voters.Groups {
 		ok := false
 		for _, id := range s.voters.Groups[g] {

@@ -15,7 +15,7 @@ type checker struct {
 	posOf   map[gpaxos.Zxid]int // zxid → position in canon
 	content map[gpaxos.Zxid]uint64
 	leaders map[gpaxos.Epoch]gpaxos.ID
-	coords  map[[2]uint64]gpaxos.ID
+	coords  map[[3]uint64]gpaxos.ID
 	acked   []gpaxos.Zxid // zxids of writes a client was told succeeded
 	// config is the configuration set by the last configuration entry of
 	// the canonical sequence (none yet: empty).
@@ -33,7 +33,7 @@ type canonRec struct {
 
 func newChecker() *checker {
 	return &checker{posOf: map[gpaxos.Zxid]int{}, content: map[gpaxos.Zxid]uint64{},
-		leaders: map[gpaxos.Epoch]gpaxos.ID{}, coords: map[[2]uint64]gpaxos.ID{}}
+		leaders: map[gpaxos.Epoch]gpaxos.ID{}, coords: map[[3]uint64]gpaxos.ID{}}
 }
 
 func entryHash(e gpaxos.Entry) uint64 {
@@ -112,9 +112,17 @@ func (s *Sim) checkNode(sv *server) {
 		s.chk.leaders[hs.Promised] = sv.id
 	}
 	if st.Coordinator {
-		k := [2]uint64{uint64(st.Group), hs.GroupEpoch}
+		// One coordinator per group epoch won under one configuration: its
+		// majorities intersect. Won under configurations two changes apart
+		// (a server restarting from a log that misses both) two can
+		// coexist, and keep coexisting when both later adopt the same one;
+		// that is safe because the leader counts a group's point only under
+		// its own configuration, the point states durable acceptances
+		// whoever counts them, and candidates count promisers themselves
+		// (docs/protocol.md §10).
+		k := [3]uint64{uint64(st.Group), hs.GroupEpoch, st.ElectedUnder}
 		if other, ok := s.chk.coords[k]; ok && other != sv.id {
-			s.fail(failCorrectness, "invariant: servers %d and %d both coordinate group %d at group epoch %d", other, sv.id, st.Group, hs.GroupEpoch)
+			s.fail(failCorrectness, "invariant: servers %d and %d both won group %d's group epoch %d under one configuration", other, sv.id, st.Group, hs.GroupEpoch)
 		}
 		s.chk.coords[k] = sv.id
 	}
@@ -129,7 +137,7 @@ func (s *Sim) checkDurability() {
 			s.fail(failCorrectness, "durability: acknowledged write %v is not in the committed sequence", z)
 			return
 		}
-		for _, sv := range s.servers {
+		for _, sv := range s.members() {
 			if sv.up && sv.pos < p && s.voting(sv) {
 				s.fail(failCorrectness, "durability: server %d ends without acknowledged write %v", sv.id, z)
 				return

@@ -39,6 +39,9 @@ type server struct {
 	nicFreeUS int64
 	// windowCPUUS is the CPU time spent inside a benchmark's window.
 	windowCPUUS float64
+	// initial, for a spare, is the configuration that added it (its node
+	// starts from it, with an empty disk).
+	initial *quorum.Config
 }
 
 // voters builds the voting configuration: groups from the forest of the
@@ -77,7 +80,11 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 	if s.p.Classic {
 		topo = gpaxos.StarTopology{}
 	}
-	return gpaxos.Config{ID: sv.id, Voters: s.voters, Topology: topo, HeartbeatTicks: s.p.HeartbeatTicks,
+	v := s.voters
+	if sv.initial != nil {
+		v = *sv.initial
+	}
+	return gpaxos.Config{ID: sv.id, Voters: v, Topology: topo, HeartbeatTicks: s.p.HeartbeatTicks,
 		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn}
 }
 
@@ -307,10 +314,26 @@ func (s *Sim) posOfSnap(sv *server) int {
 
 func (s *Sim) byID(id gpaxos.ID) *server {
 	i := int(id) - 1
-	if i < 0 || i >= len(s.servers) {
+	switch {
+	case i < 0:
 		return nil
+	case i < len(s.servers):
+		return s.servers[i]
+	case i-len(s.servers) < len(s.spares):
+		return s.spares[i-len(s.servers)]
 	}
-	return s.servers[i]
+	return nil
+}
+
+// members returns the initial servers and the spares added so far.
+func (s *Sim) members() []*server {
+	out := s.servers
+	for _, sv := range s.spares {
+		if sv.node != nil {
+			out = append(out[:len(out):len(out)], sv)
+		}
+	}
+	return out
 }
 
 // tickLoop ticks sv every TickUS from a per-server phase.

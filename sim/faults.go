@@ -89,7 +89,7 @@ func (s *Sim) countDown() int {
 // partition applies one partition of a kind from the enabled mix.
 func (s *Sim) partition() {
 	n := len(s.servers)
-	in := make([]bool, n)
+	in := make([]bool, s.net.n) // spares, if any, stay on the majority's side
 	kind := s.p.Partitions[s.rng.Intn(len(s.p.Partitions))]
 	oneWay := false
 	switch kind {
@@ -102,7 +102,7 @@ func (s *Sim) partition() {
 			in[int(id)-1] = true
 		}
 		if len(s.voters.Groups) == 1 {
-			for i := range in {
+			for i := range n {
 				in[i] = s.rng.Intn(2) == 0
 			}
 		}
@@ -110,7 +110,7 @@ func (s *Sim) partition() {
 		oneWay = true
 		fallthrough
 	default: // symmetric: a random subset against the rest
-		for i := range in {
+		for i := range n {
 			in[i] = s.rng.Intn(2) == 0
 		}
 	}

@@ -20,7 +20,7 @@ type network struct {
 }
 
 func newNetwork(p Params, now func() int64) *network {
-	return &network{dist: p.DelayDist, minUS: p.DelayMinUS, meanUS: p.DelayMeanUS, drop: p.DropProb, n: p.Nodes, now: now}
+	return &network{dist: p.DelayDist, minUS: p.DelayMinUS, meanUS: p.DelayMeanUS, drop: p.DropProb, n: p.Nodes + p.Spares, now: now}
 }
 
 // delay samples one message delay in µs.

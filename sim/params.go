@@ -59,6 +59,10 @@ type Params struct {
 	// existed.
 	Reconfig        bool
 	ReconfigEveryUS int64
+	// Spares are servers beyond Nodes, down and outside the configuration
+	// until a change adds them (with an empty disk, as a joining server
+	// starts); ids Nodes+1 … Nodes+Spares.
+	Spares int
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -79,7 +83,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "delay=%s min_us=%d mean_us=%d drop=%.3f\n", p.DelayDist, p.DelayMinUS, p.DelayMeanUS, p.DropProb)
 	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
 	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
-	fmt.Fprintf(&b, "reconfig=%v every_us=%d\n", p.Reconfig, p.ReconfigEveryUS)
+	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -148,6 +152,9 @@ func ChooseParams(o Options) Params {
 	rr := rand.New(rand.NewSource(o.Seed ^ 0xc0f16))
 	p.Reconfig = !o.NoReconfig && (!p.Swarm || rr.Intn(2) == 0)
 	p.ReconfigEveryUS = 100_000 + int64(rr.Intn(400_000))
+	if p.Reconfig {
+		p.Spares = 1 + rr.Intn(3)
+	}
 	return p
 }
 

@@ -8,12 +8,14 @@ import (
 )
 
 // reconfigLoop asks the leader, every ReconfigEveryUS (±50%) of the safety
-// phase, to remove a voter or to add a removed server back to the group it
-// came from. Removed servers keep running (as learners, and as targets of
-// faults): a removed leader or coordinator must give up its role once the
-// change commits, and a server added back must catch up. The changes use
-// their own random stream, so the rest of the run draws what it would
-// without them until the first change lands.
+// phase, to remove a voter or to add one of the spare servers, which then
+// starts with an empty disk and the configuration that adds it, as a
+// joining server does. Removed servers keep running (as learners, and as
+// targets of faults) and never come back: a server that leaves for good
+// and fresh servers that join are how membership changes in practice, and
+// a removed leader or coordinator must give up its role once the change
+// commits. The changes use their own random stream, so the rest of the run
+// draws what it would without them until the first change lands.
 func (s *Sim) reconfigLoop(r *rand.Rand) {
 	d := s.p.ReconfigEveryUS/2 + r.Int63n(s.p.ReconfigEveryUS)
 	s.clk.after(d, func() {
@@ -31,16 +33,23 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 		return
 	}
 	cur := l.node.Voters()
-	var removed []*server
-	for _, sv := range s.servers {
-		if cur.GroupOf(quorum.ID(sv.id)) < 0 {
-			removed = append(removed, sv)
+	var spare *server
+	for _, sv := range s.spares {
+		if sv.node == nil {
+			spare = sv
+			break
 		}
 	}
 	var cc gpaxos.ConfChange
-	if len(removed) > 0 && (r.Intn(2) == 0 || cur.Total() <= 3 || len(removed) >= max(s.p.Nodes/4, 1)) {
-		sv := removed[r.Intn(len(removed))]
-		cc = gpaxos.ConfChange{Op: gpaxos.ConfAddServer, Server: sv.id, Group: s.voters.GroupOf(quorum.ID(sv.id))}
+	if spare != nil && (r.Intn(2) == 0 || cur.Total() <= 3) {
+		// Into the smallest group, as the forest's joins do.
+		g := 0
+		for k := range cur.Groups {
+			if len(cur.Groups[k]) < len(cur.Groups[g]) {
+				g = k
+			}
+		}
+		cc = gpaxos.ConfChange{Op: gpaxos.ConfAddServer, Server: spare.id, Group: g}
 	} else {
 		if cur.Total() <= 3 {
 			return
@@ -51,10 +60,30 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 		}
 		cc = gpaxos.ConfChange{Op: gpaxos.ConfRemoveServer, Server: sv.id}
 	}
-	if err := l.node.ProposeConfChange(cc, nil); err == nil {
-		s.note("reconfigure: %v", cc)
-		s.kick(l)
+	next, err := gpaxos.ApplyConfChange(cur, cc)
+	if err != nil {
+		return
 	}
+	if err := l.node.ProposeConfChange(cc, nil); err != nil {
+		return
+	}
+	s.note("reconfigure: %v", cc)
+	s.kick(l)
+	if cc.Op == gpaxos.ConfAddServer {
+		s.startSpare(spare, next)
+	}
+}
+
+// startSpare starts a spare server, empty, with the configuration that adds
+// it.
+func (s *Sim) startSpare(sv *server, cfg quorum.Config) {
+	sv.initial = &cfg
+	if err := s.start(sv); err != nil {
+		s.fail(failCrash, "starting spare %d: %v", sv.id, err)
+		return
+	}
+	s.note("spare %d starts", sv.id)
+	s.clk.after(s.rng.Int63n(s.p.TickUS), func() { s.tickLoop(sv) })
 }
 
 // committedVoters is the configuration of the canonical committed

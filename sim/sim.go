@@ -40,6 +40,7 @@ type Sim struct {
 	rng     *rand.Rand
 	net     *network
 	servers []*server
+	spares  []*server // Params.Spares servers a configuration change may add
 	clients []*client
 	history []*histOp
 	chk     *checker
@@ -167,6 +168,11 @@ func (s *Sim) setup() error {
 		sv := sv
 		s.clk.after(s.rng.Int63n(s.p.TickUS), func() { s.tickLoop(sv) })
 	}
+	for i := 0; i < s.p.Spares; i++ {
+		idx := s.p.Nodes + i
+		s.spares = append(s.spares, &server{id: gpaxos.ID(idx + 1), idx: idx,
+			rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(idx)))})
+	}
 	return nil
 }
 
@@ -224,7 +230,7 @@ func (s *Sim) converged() bool {
 	}
 	leader := false
 	last := s.chk.canon[len(s.chk.canon)-1].zxid
-	for _, sv := range s.servers {
+	for _, sv := range s.members() {
 		if !s.voting(sv) {
 			continue // a learner the configuration left out
 		}

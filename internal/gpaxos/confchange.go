@@ -211,6 +211,9 @@ func (n *Node) setConfig(c quorum.Config, z Zxid) {
 		// Group points above the commit were counted under the old
 		// configuration: they count again only when re-reported under the
 		// new one.
+		// A coordinator being removed keeps coordinating until its removal
+		// commits (the leader may be that coordinator): the leader keeps
+		// writing to it until it answers that it no longer coordinates.
 		for g := range gl.groups {
 			gl.groups[g].acked = min(gl.groups[g].acked, n.hs.Commit)
 		}

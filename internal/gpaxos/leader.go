@@ -354,6 +354,10 @@ func (n *Node) handleGAck(m Message) {
 		}
 		x := &gl.groups[m.Group]
 		switch {
+		case m.Coord != None && n.voters.GroupOf(m.Coord) != m.Group:
+			// Named by a member whose log is behind: a server this
+			// configuration does not count in the group (removed) is not
+			// its coordinator, whatever it was.
 		case m.Coord != None && m.GroupEpoch > x.ge:
 			*x = glGroup{gc: m.Coord, ge: m.GroupEpoch, heard: x.heard}
 		case m.From == x.gc && m.Coord == None && m.GroupEpoch >= x.ge:

@@ -93,7 +93,7 @@ func (n *Node) requestCatchup(t MsgType, to ID) {
 		ge = n.gc.ge
 	}
 	n.send(Message{Type: t, To: to, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: ge,
-		Current: n.hs.Current, Zxid: n.log.last(), Commit: n.hs.Commit})
+		Coord: n.hs.Coordinator, Current: n.hs.Current, Zxid: n.log.last(), Commit: n.hs.Commit})
 }
 
 // handleSync is ga.2.2 (NEWGC) and member catch-up: adopt the coordinator's

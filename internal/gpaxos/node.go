@@ -372,12 +372,19 @@ type Status struct {
 	Applied     Zxid
 	Leader      bool // leads epoch HardState.Promised
 	Coordinator bool // coordinates its group at HardState.GroupEpoch
+	// ConfHash names the configuration the node uses (ConfigHash);
+	// ElectedUnder, for a coordinator, the one its group chose it under.
+	ConfHash, ElectedUnder uint64
 }
 
 // Status returns the node's current status.
 func (n *Node) Status() Status {
-	return Status{ID: n.id, Group: n.group, HardState: n.hs, Last: n.log.last(), SnapIndex: n.log.snap.Index,
-		Applied: n.applied, Leader: n.gl != nil, Coordinator: n.gc != nil}
+	st := Status{ID: n.id, Group: n.group, HardState: n.hs, Last: n.log.last(), SnapIndex: n.log.snap.Index,
+		Applied: n.applied, Leader: n.gl != nil, Coordinator: n.gc != nil, ConfHash: n.confHash}
+	if n.gc != nil {
+		st.ElectedUnder = n.gc.electedUnder
+	}
+	return st
 }
 
 // Entries returns the log entries in (lo, hi], for checkers.

@@ -48,9 +48,14 @@ func main() {
 	measureMS := flag.Int64("measure-ms", 1000, "virtual length of each throughput measurement")
 	trials := flag.Int("trials", 5, "failover trials (seeds) per configuration")
 	skipLarge := flag.Int("max-classic", 500, "largest classic ensemble to run (a classic leader of 1000 servers is hopeless and slow to simulate)")
+	replot := flag.Bool("replot", false, "only redraw the SVG plots from the CSV files in -out")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
+	}
+	if *replot {
+		plotFromCSV(*out)
+		return
 	}
 	var ns []int
 	for _, f := range splitComma(*sizes) {
@@ -104,6 +109,12 @@ func runAll[I fmt.Stringer, T any](items []I, f func(I) (T, error)) []T {
 }
 
 func bench(s shape, measureUS int64) (sim.BenchResult, error) {
+	if s.classic {
+		// A classic leader of hundreds of servers commits in bursts a few
+		// hundred milliseconds apart (each takes that long to send to
+		// everyone): a longer window averages over several.
+		measureUS *= 3
+	}
 	return sim.RunBench(sim.BenchOptions{Nodes: s.nodes, Trees: s.trees, Children: s.children, Classic: s.classic,
 		Seed: 1, MeasureUS: measureUS})
 }
@@ -156,15 +167,6 @@ func throughput(out string, ns []int, measureUS int64, maxClassic int) {
 			f2(r.MsgsPerCommit), ratio})
 	}
 	writeCSV(filepath.Join(out, "throughput.csv"), rows)
-	var cl, fo plotter.XYs
-	for _, n := range ns {
-		if v, ok := classic[n]; ok {
-			cl = append(cl, plotter.XY{X: float64(n), Y: v})
-		}
-		fo = append(fo, plotter.XY{X: float64(n), Y: best[n].ThroughputOps})
-	}
-	linePlot(filepath.Join(out, "throughput.svg"), "Write throughput (simulated, calibrated cost model)",
-		"servers", "writes/s", map[string]plotter.XYs{"classic (star)": cl, "best forest": fo}, []string{"classic (star)", "best forest"})
 }
 
 // glCPU writes glcpu.csv and glcpu.svg: the leader's CPU per commit
@@ -181,24 +183,102 @@ func glCPU(out string, measureUS int64) {
 	for _, n := range ns {
 		shapes = append(shapes, shape{nodes: n, classic: true})
 	}
-	res := runAll(shapes, func(s shape) (sim.BenchResult, error) { return bench(s, measureUS/2) })
+	res := runAll(shapes, func(s shape) (sim.BenchResult, error) { return bench(s, measureUS) })
 	rows := [][]string{{"nodes", "mode", "trees", "gl_cpu_us_per_commit", "throughput_ops", "msgs_per_commit"}}
-	series := map[string]plotter.XYs{}
-	var names []string
 	for i, s := range shapes {
 		r := res[i]
-		name, mode := fmt.Sprintf("forest, t=%d", s.trees), "forest"
+		mode := "forest"
 		if s.classic {
-			name, mode = "classic (star)", "classic"
+			mode = "classic"
 		}
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-		series[name] = append(series[name], plotter.XY{X: float64(s.nodes), Y: r.GLCPUUSPerComm})
 		rows = append(rows, []string{strconv.Itoa(s.nodes), mode, strconv.Itoa(r.Trees), f2(r.GLCPUUSPerComm), f0(r.ThroughputOps), f2(r.MsgsPerCommit)})
 	}
 	writeCSV(filepath.Join(out, "glcpu.csv"), rows)
-	linePlot(filepath.Join(out, "glcpu.svg"), "Global leader CPU per commit (simulated)", "servers", "µs per commit", series, names)
+	plotFromCSV(out)
+}
+
+// plotFromCSV draws throughput.svg (classic and the best forest per size)
+// and glcpu.svg (one curve per number of trees, and classic) from the CSV
+// files, on log-log axes: sizes span two decades, and so does classic's
+// leader CPU.
+func plotFromCSV(out string) {
+	thr := readCSV(filepath.Join(out, "throughput.csv"))
+	classic, best := map[float64]float64{}, map[float64]float64{}
+	for _, r := range thr {
+		n, v := num(r["nodes"]), num(r["throughput_ops"])
+		if r["mode"] == "classic" {
+			if v > 0 {
+				classic[n] = v
+			}
+		} else if v > best[n] {
+			best[n] = v
+		}
+	}
+	linePlot(filepath.Join(out, "throughput.svg"), "Write throughput (simulated, calibrated cost model)",
+		"servers", "writes/s", map[string]plotter.XYs{"classic (star)": points(classic), "best forest": points(best)},
+		[]string{"classic (star)", "best forest"})
+	series := map[string]map[float64]float64{}
+	var names []string
+	for _, r := range readCSV(filepath.Join(out, "glcpu.csv")) {
+		name := "forest, t=" + r["trees"] + ", c=3"
+		if r["mode"] == "classic" {
+			name = "classic (star)"
+		}
+		if series[name] == nil {
+			series[name] = map[float64]float64{}
+			names = append(names, name)
+		}
+		if v := num(r["gl_cpu_us_per_commit"]); v > 0 {
+			series[name][num(r["nodes"])] = v
+		}
+	}
+	xys := map[string]plotter.XYs{}
+	for name, m := range series {
+		xys[name] = points(m)
+	}
+	linePlot(filepath.Join(out, "glcpu.svg"), "Global leader CPU per commit (simulated)", "servers", "µs per commit", xys, names)
+}
+
+func points(m map[float64]float64) plotter.XYs {
+	var xs []float64
+	for x := range m {
+		xs = append(xs, x)
+	}
+	slices.Sort(xs)
+	var out plotter.XYs
+	for _, x := range xs {
+		out = append(out, plotter.XY{X: x, Y: m[x]})
+	}
+	return out
+}
+
+func num(s string) float64 {
+	v, _ := strconv.ParseFloat(s, 64)
+	return v
+}
+
+// readCSV reads a CSV file with a header row into maps.
+func readCSV(path string) []map[string]string {
+	fh, err := os.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	if err != nil || len(rows) == 0 {
+		log.Fatalf("%s: %v", path, err)
+	}
+	var out []map[string]string
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, h := range rows[0] {
+			if i < len(r) {
+				m[h] = r[i]
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // failover writes failover.csv: recovery after a crash of the global
@@ -259,9 +339,11 @@ func writeCSV(path string, rows [][]string) {
 
 func linePlot(path, title, x, y string, series map[string]plotter.XYs, order []string) {
 	p := plot.New()
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
+	p.X.Label.Text = x + " (log scale)"
+	p.Y.Label.Text = y + " (log scale)"
 	p.Add(plotter.NewGrid())
 	for i, name := range order {
 		l, pts, err := plotter.NewLinePoints(series[name])
