@@ -26,6 +26,7 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newClusterCmd())
 	root.AddCommand(newLockCmd())
 	root.AddCommand(newLeaveCmd())
+	root.AddCommand(newElectCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "giraffe:", err)
 		os.Exit(exitCode(err))
