@@ -63,7 +63,7 @@ func (s *Sim) issue(c *client) {
 	c.pending = op
 	s.history = append(s.history, op)
 	payload := kvOp{Client: c.id, Seq: c.seq, Op: op.Op, Key: key, Value: op.Value, Expect: op.Expect}.encode()
-	sv := s.servers[c.server]
+	sv := s.members()[c.server]
 	s.clk.after(s.net.minUS, func() {
 		if !sv.up || sv.paused {
 			return // lost: the client will time out
@@ -72,7 +72,7 @@ func (s *Sim) issue(c *client) {
 			if c.pending == op {
 				op.Dropped = true
 				c.pending = nil
-				c.server = s.rng.Intn(len(s.servers))
+				c.server = s.pickServer()
 				s.clk.after(s.p.TickUS, func() { s.issue(c) })
 			}
 			return
@@ -82,7 +82,7 @@ func (s *Sim) issue(c *client) {
 	s.clk.after(s.p.ClientTimeoutUS, func() {
 		if c.pending == op {
 			c.pending = nil // outcome unknown
-			c.server = s.rng.Intn(len(s.servers))
+			c.server = s.pickServer()
 			s.issue(c)
 		}
 	})
@@ -122,4 +122,11 @@ func (s *Sim) clientReply(sv *server, op kvOp, res kvResult, z gpaxos.Zxid) {
 		}
 		s.clk.after(s.rng.Int63n(5_000), func() { s.issue(c) })
 	})
+}
+
+// pickServer picks the server a client moves to: any of the initial
+// servers or of the spares added so far (without spares the draw is the
+// one the simulator always made, so seeds replay).
+func (s *Sim) pickServer() int {
+	return s.rng.Intn(len(s.members()))
 }

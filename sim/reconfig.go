@@ -8,9 +8,9 @@ import (
 )
 
 // reconfigLoop asks the leader, every ReconfigEveryUS (±50%) of the safety
-// phase, to remove a voter or to add one of the spare servers, which then
-// starts with an empty disk and the configuration that adds it, as a
-// joining server does. Removed servers keep running (as learners, and as
+// phase, to remove a voter or to add one of the spare servers, which starts
+// with an empty disk and the configuration that added it once the change
+// commits, as a joining server does. Removed servers keep running (as learners, and as
 // targets of faults) and never come back: a server that leaves for good
 // and fresh servers that join are how membership changes in practice, and
 // a removed leader or coordinator must give up its role once the change
@@ -60,22 +60,28 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 		}
 		cc = gpaxos.ConfChange{Op: gpaxos.ConfRemoveServer, Server: sv.id}
 	}
-	next, err := gpaxos.ApplyConfChange(cur, cc)
-	if err != nil {
-		return
-	}
 	if err := l.node.ProposeConfChange(cc, nil); err != nil {
 		return
 	}
 	s.note("reconfigure: %v", cc)
 	s.kick(l)
-	if cc.Op == gpaxos.ConfAddServer {
-		s.startSpare(spare, next)
+}
+
+// configCommitted starts the spares that a newly committed configuration
+// adds: as `giraffe server --join`, a joining server starts once the change
+// that adds it has committed, with that configuration. (Started earlier, it
+// would take itself for a member of a configuration the ensemble may still
+// drop with an uncommitted entry, and could lead under it.)
+func (s *Sim) configCommitted(cfg quorum.Config) {
+	for _, sv := range s.spares {
+		if sv.node == nil && cfg.GroupOf(quorum.ID(sv.id)) >= 0 {
+			s.startSpare(sv, cfg)
+		}
 	}
 }
 
-// startSpare starts a spare server, empty, with the configuration that adds
-// it.
+// startSpare starts a spare server, empty, with the configuration that
+// added it.
 func (s *Sim) startSpare(sv *server, cfg quorum.Config) {
 	sv.initial = &cfg
 	if err := s.start(sv); err != nil {

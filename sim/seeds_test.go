@@ -20,10 +20,6 @@ var sweepTopologies = []topology{
 	{"forest-50-5-10", 50, 5, 10, false},
 }
 
-func runSeed(t *testing.T, tp topology, seed int64, swarm bool) {
-	runOpts(t, tp, Options{Seed: seed, Swarm: swarm})
-}
-
 // runOpts runs one seed of tp with o's other options and fails with the
 // command that replays it.
 func runOpts(t *testing.T, tp topology, o Options) {
@@ -31,15 +27,16 @@ func runOpts(t *testing.T, tp topology, o Options) {
 	o.Nodes, o.Trees, o.Children, o.Classic = tp.nodes, tp.trees, tp.children, tp.classic
 	r := Run(o, nil, false)
 	if !r.OK {
-		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --no-reconfig=%v -v",
-			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.NoReconfig)
+		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --reconfig=%v -v",
+			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.Reconfig)
 	}
 }
 
 // TestSeeds is the seed sweep: SIM_SEEDS seeds (default 20) per topology
 // starting at SIM_SEED_BASE (default 1), half of them in swarm mode; the
 // topologies run in parallel. `make test` runs it with SIM_SEEDS=125 (500
-// runs), `make sim-long` with SIM_SEEDS=25000.
+// runs), `make sim-long` with SIM_SEEDS=25000. SIM_RECONFIG=1 adds
+// configuration changes to every run (`make sim-reconfig`).
 func TestSeeds(t *testing.T) {
 	n := 20
 	if v, err := strconv.Atoi(os.Getenv("SIM_SEEDS")); err == nil {
@@ -49,12 +46,13 @@ func TestSeeds(t *testing.T) {
 	if v, err := strconv.ParseInt(os.Getenv("SIM_SEED_BASE"), 10, 64); err == nil {
 		base = v
 	}
+	reconfig := os.Getenv("SIM_RECONFIG") != ""
 	for _, tp := range sweepTopologies {
 		tp := tp
 		t.Run(tp.name, func(t *testing.T) {
 			t.Parallel()
 			for i := int64(0); i < int64(n); i++ {
-				runSeed(t, tp, base+i, i%2 == 1)
+				runOpts(t, tp, Options{Seed: base + i, Swarm: i%2 == 1, Reconfig: reconfig})
 			}
 		})
 	}

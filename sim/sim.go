@@ -216,7 +216,7 @@ func (s *Sim) converge(deadline int64) {
 	}
 	if !s.failed() {
 		var detail string
-		for _, sv := range s.servers {
+		for _, sv := range s.members() {
 			st := sv.node.Status()
 			detail += fmt.Sprintf("\n  server %d: pos=%d %+v", sv.id, sv.pos, st)
 		}

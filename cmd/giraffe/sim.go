@@ -88,7 +88,7 @@ coordinator of a settled ensemble and reports the virtual time to recover.
 	f.BoolVar(&o.Swarm, "swarm", false, "swarm mode: the seed also picks which faults are enabled")
 	f.IntVar(&o.Clients, "clients", 0, "number of clients (0: chosen by the seed)")
 	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")
-	f.BoolVar(&o.NoReconfig, "no-reconfig", false, "no configuration changes (seeds found before they existed replay with it)")
+	f.BoolVar(&o.Reconfig, "reconfig", false, "add configuration changes to the faults: servers removed, fresh spares added (see docs/protocol.md §10)")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
 	f.StringVar(&history, "history", "", "write the client history as JSON lines to this file")

@@ -192,10 +192,20 @@ func (n *Node) handleFetchResp(m Message) {
 	// that epoch's history, as the invariant requires.
 	h := m
 	h.Epoch = m.Current
+	conf := n.confHash
 	if !n.adoptHistoryAs(h) {
 		return
 	}
 	c.fetching, c.adopted = false, m.From
+	if n.confHash == conf {
+		// The usual case: lead at once, in the same step, so that the
+		// lowered Current of the adopted history is never persisted on its
+		// own (becomeLeader raises it to the new epoch).
+		n.becomeLeader()
+		return
+	}
+	// The history carried a newer configuration: count the promises again
+	// under it, and choose again (docs/protocol.md §10, rule 5).
 	n.chooseHistory()
 }
 
@@ -354,10 +364,6 @@ func (n *Node) handleGAck(m Message) {
 		}
 		x := &gl.groups[m.Group]
 		switch {
-		case m.Coord != None && n.voters.GroupOf(m.Coord) != m.Group:
-			// Named by a member whose log is behind: a server this
-			// configuration does not count in the group (removed) is not
-			// its coordinator, whatever it was.
 		case m.Coord != None && m.GroupEpoch > x.ge:
 			*x = glGroup{gc: m.Coord, ge: m.GroupEpoch, heard: x.heard}
 		case m.From == x.gc && m.Coord == None && m.GroupEpoch >= x.ge:
