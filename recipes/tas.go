@@ -38,12 +38,21 @@ func (l *TASLock) Lock(ctx context.Context) error {
 	if err := e.prepare(ctx); err != nil {
 		return err
 	}
+	lost := false // a create's answer was lost: the node may be ours
 	for {
 		res, err := createWait(ctx, e.conn, e.node, e.data(), client.Ephemeral, e.cfg.acl)
 		switch {
 		case err == nil:
 			return e.acquired(ctx, res.Stat.Czxid)
 		case errors.Is(err, zkproto.ErrNodeExists):
+			// After a lost answer the node may be ours (the create
+			// succeeded, and the check after it failed too): waiting on it
+			// would wait forever.
+			if lost {
+				if st, err := e.ownedStat(ctx); err == nil && st != nil {
+					return e.acquired(ctx, st.Czxid)
+				}
+			}
 			st, w, err := e.conn.ExistsW(ctx, e.node)
 			if isConnLoss(err) {
 				continue
@@ -58,6 +67,7 @@ func (l *TASLock) Lock(ctx context.Context) error {
 				return err
 			}
 		case isConnLoss(err):
+			lost = true
 			st, err := e.ownedStat(ctx)
 			if err != nil && !isConnLoss(err) {
 				return err

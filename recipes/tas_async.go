@@ -43,6 +43,7 @@ func (l *AsyncTASLock) Lock(ctx context.Context) error {
 	tick := time.NewTicker(e.cfg.pollInterval)
 	defer tick.Stop()
 	var inFlight []*client.Call[client.CreateResult]
+	lost := false // an attempt's answer was lost: the node may be ours
 	send := func() {
 		if len(inFlight) < e.cfg.maxInFlight {
 			inFlight = append(inFlight, e.conn.CreateAsync(e.node, e.data(), client.Ephemeral, e.cfg.acl))
@@ -75,7 +76,15 @@ func (l *AsyncTASLock) Lock(ctx context.Context) error {
 			case err == nil:
 				return e.acquired(ctx, res.Stat.Czxid)
 			case errors.Is(err, zkproto.ErrNodeExists):
+				// After a lost answer whose check failed too, the node
+				// may be ours; polling would never see it free.
+				if lost {
+					if st, err := e.ownedStat(ctx); err == nil && st != nil {
+						return e.acquired(ctx, st.Czxid)
+					}
+				}
 			case isConnLoss(err):
+				lost = true
 				// Every attempt on the lost connection fails the same
 				// way; one check tells whether any of them happened.
 				for _, cl := range inFlight {
