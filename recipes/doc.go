@@ -35,7 +35,11 @@
 // CheckHistory is an independent checker of acquire/release histories
 // (mutual exclusion, FIFO order, liveness, lock-delay) used by the tests.
 //
-// Other recipes (barriers, queues, election, group membership, counters,
-// the ready-znode pattern, semaphores) are in the other files of the
-// package.
+// Counter is a shared integer in kazoo's Counter layout (decimal text,
+// versioned set retried on a conflict), shared with kazoo's Counter.
+// LockContenders lists a queue lock's contenders in kazoo's order (a kazoo
+// Election's candidates, the leader first).
+//
+// Other recipes (barriers, queues, group membership, the ready-znode
+// pattern, semaphores) are in the other files of the package.
 package recipes
