@@ -35,11 +35,13 @@
 // CheckHistory is an independent checker of acquire/release histories
 // (mutual exclusion, FIFO order, liveness, lock-delay) used by the tests.
 //
-// Counter is a shared integer in kazoo's Counter layout (decimal text,
+// Barrier is kazoo's Barrier (up while its node exists; Wait blocks until
+// it is removed, surviving connection loss). Counter is a shared integer in
+// kazoo's Counter layout (decimal text,
 // versioned set retried on a conflict), shared with kazoo's Counter.
 // LockContenders lists a queue lock's contenders in kazoo's order (a kazoo
 // Election's candidates, the leader first).
 //
-// Other recipes (barriers, queues, group membership, the ready-znode
-// pattern, semaphores) are in the other files of the package.
+// Other recipes (double barriers, queues, group membership, the
+// ready-znode pattern, semaphores) are in the other files of the package.
 package recipes
