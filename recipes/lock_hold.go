@@ -104,12 +104,22 @@ func (e *exclusiveNode) prepare(ctx context.Context) error {
 	if err := validLockPath(e.dir); err != nil {
 		return err
 	}
+	// A fresh token per attempt: our node of an earlier hold never passes
+	// for this one's.
+	e.token = []byte(newContenderPrefix())
 	return ensurePath(ctx, e.conn, e.dir, e.cfg.acl)
 }
 
 // ownedStat reports whether the node exists and is ours: after a create
 // lost to a connection loss, that is how we learn whether it happened.
 func (e *exclusiveNode) ownedStat(ctx context.Context) (*zkproto.Stat, error) {
+	// A plain read may come from a server that has not applied the latest
+	// writes (after a failover the session may have moved to one), and our
+	// own node of an earlier hold, already deleted, would look held:
+	// sync first, so the read follows every write committed before it.
+	if _, err := e.conn.Sync(ctx, e.node); err != nil {
+		return nil, err
+	}
 	data, st, err := e.conn.Get(ctx, e.node)
 	if errors.Is(err, zkproto.ErrNoNode) {
 		return nil, nil
