@@ -86,17 +86,23 @@ func (q *queueContender) createSync(ctx context.Context) error {
 // was lost (kazoo's _find_node, Curator's protection mode).
 func (q *queueContender) findNode(ctx context.Context) (bool, error) {
 	for {
-		kids, _, err := q.conn.Children(ctx, q.dir)
-		if isConnLoss(err) {
+		// Sync first: after a failover the session may read from a server
+		// that has not applied our create yet; missing it, we would create
+		// a second node and leave the first, still ours, blocking everyone.
+		_, err := q.conn.Sync(ctx, q.dir)
+		var kids []string
+		if err == nil {
+			kids, _, err = q.conn.Children(ctx, q.dir)
+		}
+		switch {
+		case isConnLoss(err):
 			if err := pause(ctx, retryBackoff); err != nil {
 				return false, err
 			}
 			continue
-		}
-		if errors.Is(err, zkproto.ErrNoNode) {
+		case errors.Is(err, zkproto.ErrNoNode):
 			return false, nil
-		}
-		if err != nil {
+		case err != nil:
 			return false, err
 		}
 		for _, k := range kids {
