@@ -114,3 +114,18 @@ func waitConnected(t *testing.T, from *Transport, to gpaxos.ID) {
 func msg(from, to gpaxos.ID, commit uint64) gpaxos.Message {
 	return gpaxos.Message{Type: gpaxos.MsgAppend, From: from, To: to, Commit: gpaxos.Zxid(commit)}
 }
+
+// waitStats polls tr's statistics until want holds or five seconds pass and
+// returns the last ones read. The reader counts a delivery just after the
+// Recv channel hands the message over, so a test that has just received a
+// message can read the count a moment before it moves.
+func waitStats(tr *Transport, want func(Stats) bool) (Stats, bool) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := tr.Stats()
+		if want(s) || time.Now().After(deadline) {
+			return s, want(s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

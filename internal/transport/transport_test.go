@@ -36,8 +36,9 @@ func TestRoundTripThreeServers(t *testing.T) {
 			t.Fatalf("server %d heard from %v, want 1, 2, 3 (itself included)", tr.ID(), seen)
 		}
 	}
-	s := trs[0].Stats()
-	if s.Sent != 2 || s.Delivered != 3 || s.Received != 2 || s.Dropped.Total() != 0 {
+	if s, ok := waitStats(trs[0], func(s Stats) bool {
+		return s.Sent == 2 && s.Delivered == 3 && s.Received == 2 && s.Dropped.Total() == 0
+	}); !ok {
 		t.Fatalf("stats of server 1: %+v", s)
 	}
 }
@@ -258,7 +259,9 @@ func TestSendUnknownAndSelf(t *testing.T) {
 	if a.Send(gpaxos.Message{From: 1, To: 1}) {
 		t.Fatal("message of type zero queued")
 	}
-	if s := a.Stats(); s.Dropped.UnknownPeer != 1 || s.Dropped.Invalid != 1 || s.Delivered != 1 {
+	if s, ok := waitStats(a, func(s Stats) bool {
+		return s.Dropped.UnknownPeer == 1 && s.Dropped.Invalid == 1 && s.Delivered == 1
+	}); !ok {
 		t.Fatalf("%+v", s)
 	}
 }
