@@ -54,6 +54,8 @@ var regressions = []struct {
 		"liveness: a spare started when its addition was proposed took itself for a member of a configuration the ensemble then dropped (the entry was never committed) and led under it; spares now start when the addition commits, as joins do", 0, true},
 	{topology{"classic-3", 3, 1, 2, true}, 7, false,
 		"simulator: once every initial server had been removed, clients could only reach removed servers; clients now move to added spares too", 0, true},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 30116, false,
+		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, true},
 }
 
 func TestRegressions(t *testing.T) {

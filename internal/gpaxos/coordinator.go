@@ -439,7 +439,15 @@ func (n *Node) handleNewGEpoch(m Message) {
 		}
 		return
 	}
-	if r := gc.round; r != nil && r.epoch == m.Epoch && r.cand == m.From {
+	if r := gc.round; r != nil && r.epoch == m.Epoch {
+		if r.cand != m.From {
+			// Another candidate of the same epoch: its round is the one
+			// running (a coordinator that is not a member of its group
+			// any more never promises, so its own promise does not
+			// reject the second candidate above).
+			n.send(Message{Type: MsgGEpochAck, To: m.From, Epoch: m.Epoch, Group: n.group, Reject: true})
+			return
+		}
 		if r.done {
 			n.send(r.ack)
 		}
@@ -466,7 +474,7 @@ func (n *Node) handlePromiseReq(m Message) {
 		n.hs.Promised, n.hs.Leader = m.Epoch, m.Leader
 	}
 	if m.Epoch == n.hs.Promised && n.hs.Leader == m.Leader {
-		n.send(Message{Type: MsgPromise, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: m.GroupEpoch,
+		n.send(Message{Type: MsgPromise, To: m.From, Epoch: m.Epoch, Leader: m.Leader, Group: n.group, GroupEpoch: m.GroupEpoch,
 			Current: n.hs.Current, Zxid: n.log.last()})
 		return
 	}
@@ -489,7 +497,12 @@ func (n *Node) handlePromise(m Message) {
 		}
 		return
 	}
-	if m.Epoch != r.epoch || m.GroupEpoch != gc.ge {
+	// A promise names its candidate: two candidates can run for one epoch,
+	// and a promise to the one whose round this coordinator ran before
+	// must not count for the other (seed 30116, 50-5-10 with changes: a
+	// removed coordinator switched rounds and gave the late promises of
+	// the first candidate to the second; both led epoch 16).
+	if m.Epoch != r.epoch || m.GroupEpoch != gc.ge || m.Leader != r.cand {
 		return
 	}
 	if _, dup := r.promises[m.From]; dup || (r.done && r.ack.Reject) {

@@ -41,8 +41,9 @@ const (
 	MsgNewGEpoch
 	// MsgPromiseReq: GC → members, relaying a candidate's NEWGEPOCH.
 	MsgPromiseReq
-	// MsgPromise: member → GC, the promise with Current and last Zxid
-	// (gc.1.2's ACK-E at member level); Reject when it promised newer.
+	// MsgPromise: member → GC, the promise to candidate Leader with Current
+	// and last Zxid (gc.1.2's ACK-E at member level); Reject when it
+	// promised newer, or the same epoch to another candidate.
 	MsgPromise
 	// MsgGEpochAck: GC → candidate, a majority of the group promised Epoch;
 	// Current/Zxid/Holder name the best history among them (gc.1.2).
