@@ -153,9 +153,9 @@ func (e *exclusiveNode) unlock(ctx context.Context) error {
 		return err
 	}
 	if e.marker != nil {
-		err = e.marker.release(ctx, node)
+		err = e.marker.release(ctx, node, e.ownedStat)
 	} else {
-		err = deleteNode(ctx, e.conn, node)
+		err = deleteNode(ctx, e.conn, node, e.ownedStat)
 	}
 	if err == nil || errors.Is(err, zkproto.ErrSessionExpired) || errors.Is(err, client.ErrClosed) {
 		// With the session gone, so is the node: nothing is held.

@@ -153,9 +153,9 @@ func (q *queueContender) unlock(ctx context.Context) error {
 		return err
 	}
 	if q.marker != nil {
-		err = q.marker.release(ctx, node)
+		err = q.marker.release(ctx, node, nil)
 	} else {
-		err = deleteNode(ctx, q.conn, node)
+		err = deleteNode(ctx, q.conn, node, nil)
 	}
 	if err == nil || errors.Is(err, zkproto.ErrSessionExpired) || errors.Is(err, client.ErrClosed) {
 		q.state.clear()

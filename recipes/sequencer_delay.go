@@ -166,13 +166,15 @@ func (d *delayMarker) abandon(node string) {
 	d.version = -1
 }
 
-// release deletes the lock node and our marker atomically.
-func (d *delayMarker) release(ctx context.Context, node string) error {
+// release deletes the lock node and our marker atomically. mine is as
+// for deleteNode.
+func (d *delayMarker) release(ctx context.Context, node string, mine ownedFunc) error {
 	if d.version < 0 {
-		return deleteNode(ctx, d.conn, node)
+		return deleteNode(ctx, d.conn, node, mine)
 	}
+	version := client.AnyVersion
 	for {
-		_, err := d.conn.Multi(ctx, client.DeleteOp(d.path, d.version), client.DeleteOp(node, client.AnyVersion))
+		_, err := d.conn.Multi(ctx, client.DeleteOp(d.path, d.version), client.DeleteOp(node, version))
 		switch {
 		case err == nil:
 			d.version = -1
@@ -181,35 +183,90 @@ func (d *delayMarker) release(ctx context.Context, node string) error {
 			if err := pause(ctx, retryBackoff); err != nil {
 				return err
 			}
+			if mine == nil {
+				continue
+			}
+			// The multi may have been applied and the name taken by a new
+			// holder since: retry only on the version that is still ours.
+			st, err := stillMine(ctx, mine)
+			if err != nil {
+				return err
+			}
+			if st == nil {
+				return d.dropMarker(ctx)
+			}
+			version = st.Version
 		case errors.Is(err, zkproto.ErrNoNode), errors.Is(err, zkproto.ErrBadVersion):
 			// A retried multi that had been applied, or a marker
 			// someone else changed: remove what is ours one by one.
-			if err := d.conn.Delete(ctx, d.path, d.version); err != nil &&
-				!errors.Is(err, zkproto.ErrNoNode) && !errors.Is(err, zkproto.ErrBadVersion) {
+			if err := d.dropMarker(ctx); err != nil {
 				return err
 			}
-			d.version = -1
-			return deleteNode(ctx, d.conn, node)
+			return deleteNode(ctx, d.conn, node, mine)
 		default:
 			return err
 		}
 	}
 }
 
+// dropMarker deletes our version of the marker, if it is still there.
+func (d *delayMarker) dropMarker(ctx context.Context) error {
+	if err := d.conn.Delete(ctx, d.path, d.version); err != nil &&
+		!errors.Is(err, zkproto.ErrNoNode) && !errors.Is(err, zkproto.ErrBadVersion) {
+		return err
+	}
+	d.version = -1
+	return nil
+}
+
 // deleteNode deletes a lock node, retrying after connection loss; a node
 // already gone counts as deleted.
-func deleteNode(ctx context.Context, conn *client.Conn, node string) error {
+//
+// A retry must not delete somebody else's node: the first delete may have
+// happened before the connection broke, and a lock whose node name is
+// reused (a test-and-set lock's) may by now have a new holder under the
+// same name. For such nodes mine is given: after a connection loss it
+// reports, from a synced read, whether the node is still ours, and the
+// retry deletes only that version of it. Nodes whose names are never
+// reused (sequential ones) pass nil and are deleted by name.
+func deleteNode(ctx context.Context, conn *client.Conn, node string, mine ownedFunc) error {
+	version := client.AnyVersion
 	for {
-		err := conn.Delete(ctx, node, client.AnyVersion)
+		err := conn.Delete(ctx, node, version)
 		switch {
 		case err == nil, errors.Is(err, zkproto.ErrNoNode):
 			return nil
-		case isConnLoss(err):
+		case isConnLoss(err), errors.Is(err, zkproto.ErrBadVersion):
 			if err := pause(ctx, retryBackoff); err != nil {
 				return err
 			}
+			if mine == nil {
+				continue
+			}
+			st, err := stillMine(ctx, mine)
+			if err != nil || st == nil {
+				return err
+			}
+			version = st.Version
 		default:
 			return err
+		}
+	}
+}
+
+// ownedFunc reports the stat of a lock node if it exists and is ours, or
+// nil if it is gone or belongs to someone else.
+type ownedFunc func(ctx context.Context) (*zkproto.Stat, error)
+
+// stillMine asks mine, retrying through connection loss.
+func stillMine(ctx context.Context, mine ownedFunc) (*zkproto.Stat, error) {
+	for {
+		st, err := mine(ctx)
+		if err == nil || !isConnLoss(err) {
+			return st, err
+		}
+		if err := pause(ctx, retryBackoff); err != nil {
+			return nil, err
 		}
 	}
 }
