@@ -238,11 +238,33 @@ func (s *Server) acceptLoop() {
 	}
 }
 
+// inProcessAddr stands for the client address of connections handed to
+// ServeConn.
+const inProcessAddr = "in-process"
+
+// ServeConn serves one client connection that did not come through the
+// client port: package embed hands it one end of an in-process pipe, so a
+// program running the server talks to it with the same protocol, and the
+// same semantics, as a remote client, without a network hop. The
+// per-address connection limit does not apply. The server must have been
+// started; after Close, nc is closed at once.
+func (s *Server) ServeConn(nc net.Conn) { s.register(nc, inProcessAddr, false) }
+
 // admit registers a new connection unless its IP is over the limit.
-func (s *Server) admit(nc net.Conn) {
-	ip := remoteIP(nc)
+func (s *Server) admit(nc net.Conn) { s.register(nc, remoteIP(nc), true) }
+
+// register adds a connection to the server's tables and starts serving
+// it; with limit, a connection over the per-address limit is closed.
+func (s *Server) register(nc net.Conn, ip string, limit bool) {
 	s.connsMu.Lock()
-	if s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns {
+	if s.closing.Load() {
+		// Close has closed (or is closing) every registered connection
+		// under this lock; one registered now would be missed.
+		s.connsMu.Unlock()
+		nc.Close()
+		return
+	}
+	if limit && s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns {
 		s.connsMu.Unlock()
 		s.log.Warn("too many connections from one address; closing the new one",
 			"ip", ip, "max", s.cfg.MaxClientCnxns)
