@@ -302,12 +302,16 @@ func (c *conn) handshake(frame []byte) string {
 	si, ok := s.tree.Session(req.SessionID)
 	s.treeMu.RUnlock()
 	if !ok || !bytes.Equal(si.Passwd, req.Passwd) || !s.sessions.touch(req.SessionID, time.Now()) {
-		s.log.Info("reconnect to an expired or unknown session", "remote", c.nc.RemoteAddr().String(),
-			"session", sessionHex(req.SessionID))
-		c.sendRaw(&zkproto.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: !c.oldClient})
-		c.closeAfterFlush()
-		<-c.done
-		return "session expired"
+		return c.refuseExpired(req.SessionID)
+	}
+	switch code := c.claimSession(req.SessionID); code {
+	case zkproto.OK:
+	case zkproto.ErrSessionExpired:
+		return c.refuseExpired(req.SessionID)
+	default:
+		s.log.Info("reconnect failed: could not move the session here", "remote", c.nc.RemoteAddr().String(),
+			"session", sessionHex(req.SessionID), "err", code)
+		return "moving the session here failed: " + code.String()
 	}
 	s.sessions.setTimeout(req.SessionID, timeout, time.Now())
 	c.session.Store(req.SessionID)
@@ -315,6 +319,18 @@ func (c *conn) handshake(frame []byte) string {
 	c.sendRaw(&zkproto.ConnectResponse{TimeOut: int32(timeout / time.Millisecond), SessionID: req.SessionID,
 		Passwd: si.Passwd, HasReadOnly: !c.oldClient})
 	return ""
+}
+
+// refuseExpired tells a client reconnecting to an expired or unknown
+// session so, the way ZooKeeper does (a zero session in the answer), and
+// ends the connection.
+func (c *conn) refuseExpired(id int64) string {
+	c.s.log.Info("reconnect to an expired or unknown session", "remote", c.nc.RemoteAddr().String(),
+		"session", sessionHex(id))
+	c.sendRaw(&zkproto.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: !c.oldClient})
+	c.closeAfterFlush()
+	<-c.done
+	return "session expired"
 }
 
 // createSession orders a new session through the log and answers the

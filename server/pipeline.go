@@ -29,6 +29,9 @@ type proposal struct {
 	// (a marker entry), so that the reply follows every write committed
 	// before it, wherever it was proposed.
 	sync bool
+	// move, in an ensemble, is a session reconnecting here from another
+	// server: the item orders the session's move to this server (owners.go).
+	move int64
 	// abandoned runs, instead of applied, when an ensemble gives up on the
 	// item (a leader change); internal proposals use it to undo their
 	// bookkeeping.

@@ -14,6 +14,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // What a proposal's body carries in an ensemble (first byte).
@@ -47,6 +48,9 @@ type replicated struct {
 	sinceSnap  int
 	deliveries []watch.Delivery
 	snapping   atomic.Bool
+	// owners maps each session to the server its requests may come from
+	// (owners.go).
+	owners map[int64]gpaxos.ID
 }
 
 type pendingItem struct {
@@ -56,7 +60,8 @@ type pendingItem struct {
 }
 
 func newReplicated(s *Server, rep *replica.Replica) *replicated {
-	return &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{})}
+	return &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{}),
+		owners: map[int64]gpaxos.ID{}}
 }
 
 func (r *replicated) start() {
@@ -100,7 +105,7 @@ func (r *replicated) proposeLoop() {
 		case <-r.stopped:
 			return
 		}
-		if pr.entry == nil && !pr.sync {
+		if pr.entry == nil && !pr.sync && pr.move == 0 {
 			r.s.treeMu.Lock()
 			r.mu.Lock()
 			r.pending = append(r.pending, &pendingItem{pr: pr})
@@ -109,9 +114,12 @@ func (r *replicated) proposeLoop() {
 			r.s.treeMu.Unlock()
 			continue
 		}
-		if pr.sync {
+		switch {
+		case pr.sync:
 			buf = append(buf[:0], bodySync)
-		} else {
+		case pr.move != 0:
+			buf = append(buf[:0], moveBody(pr.move)...)
+		default:
 			pr.entry.Time = time.Now().UnixMilli()
 			buf = pr.entry.Marshal(append(buf[:0], bodyTxn))
 		}
@@ -192,6 +200,10 @@ func (r *replicated) apply(c *replica.Committed) {
 			return
 		}
 		e.Zxid = int64(c.Zxid)
+		if r.movedAway(e, c.Origin) {
+			r.complete(c, txn.Result{Err: zkproto.ErrSessionMoved}, e)
+			return
+		}
 		var res txn.Result
 		trig := s.applyEntry(e, &res)
 		r.deliveries = s.triggerWatches(trig, r.deliveries[:0])
@@ -205,6 +217,8 @@ func (r *replicated) apply(c *replica.Committed) {
 		}
 	case bodySync:
 		r.complete(c, txn.Result{}, nil)
+	case bodyMove:
+		r.applyMove(c)
 	}
 }
 
@@ -212,6 +226,7 @@ func (r *replicated) apply(c *replica.Committed) {
 // sessions in the tree, so that whichever server leads can expire them.
 func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpaxos.ID) {
 	s := r.s
+	r.trackOwner(e, res, origin)
 	switch e.Op.Kind {
 	case txn.KindCreateSession:
 		if res.Err == 0 {
@@ -283,12 +298,18 @@ func (r *replicated) abandon(stream uint64) {
 
 // restore replaces the tree by a snapshot's; the tree lock is held.
 func (r *replicated) restore(sn *gpaxos.Snapshot) {
-	t, err := datatree.ReadSnapshot(bytes.NewReader(sn.Data))
+	owners, treeData, err := splitOwners(sn.Data)
+	if err != nil {
+		r.s.fail(fmt.Errorf("installing snapshot 0x%x: %w", uint64(sn.Index), err))
+		return
+	}
+	t, err := datatree.ReadSnapshot(bytes.NewReader(treeData))
 	if err != nil {
 		r.s.fail(fmt.Errorf("installing snapshot 0x%x: %w", uint64(sn.Index), err))
 		return
 	}
 	r.s.tree = t
+	r.owners = owners
 	r.applied = int64(sn.Index)
 	r.adoptMembership(t.Config(), sn.Voters)
 	r.s.sessions.resetFrom(t.Sessions(), time.Now())
@@ -299,6 +320,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 // background, letting the replica discard its log up to here.
 func (r *replicated) snapshot() {
 	var buf bytes.Buffer
+	buf.Write(appendOwners(nil, r.owners))
 	if err := r.s.tree.WriteSnapshot(&buf); err != nil {
 		r.s.log.Error("serializing snapshot", "err", err)
 		return

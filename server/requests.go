@@ -138,7 +138,7 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 
 // writeReply shapes the reply of an applied write.
 func writeReply(op zkproto.OpCode, o *txn.Op, res *txn.Result) (zkproto.Code, zkproto.Record) {
-	if op == zkproto.OpMulti {
+	if op == zkproto.OpMulti && (res.Multi != nil || res.Err == zkproto.OK) {
 		return zkproto.OK, multiResponse(o.Ops, res.Multi)
 	}
 	if res.Err != zkproto.OK {
