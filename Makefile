@@ -42,7 +42,7 @@ test-ensemble: build
 		GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=$$shape $(GO) test -count=1 -timeout 5m -run '$(ZK_CLIENT_TESTS)' ./server || exit 1; \
 	done
 
-## test-sim: 500 simulator seeds over classic-3, 9-3-3, 27-3-3 and 50-5-10, half in swarm mode.
+## test-sim: 500 simulator seeds over classic-3, 9-3-3, 27-3-3 and 50-5-10, half in swarm mode (where the seed picks the faults, configuration changes included).
 test-sim:
 	SIM_SEEDS=125 $(GO) test -count=1 -timeout 20m -run TestSeeds ./sim
 
@@ -50,7 +50,7 @@ test-sim:
 sim-long:
 	SIM_SEEDS=25000 SIM_SEED_BASE=1000000 $(GO) test -count=1 -timeout 0 -run TestSeeds ./sim
 
-## sim-reconfig: 500 simulator seeds with configuration changes added to the faults (not yet part of make test: see docs/protocol.md §10).
+## sim-reconfig: 500 simulator seeds with configuration changes in every run (make test's sweep has them in a quarter of its runs).
 sim-reconfig:
 	SIM_RECONFIG=1 SIM_SEEDS=125 $(GO) test -count=1 -timeout 40m -run TestSeeds ./sim
 

@@ -209,3 +209,40 @@ func forestMismatch(c *launcher.Cluster) string {
 	}
 	return ""
 }
+
+// TestJoinWithMemberDown: a classic-3 ensemble with one acceptor killed
+// takes a fourth server. Three of four must acknowledge the change, so it
+// commits only with the joining server's acknowledgment: the joining
+// server runs (as a learner) before the change is proposed. It used to
+// start only after the commit and the ensemble stalled for good.
+func TestJoinWithMemberDown(t *testing.T) {
+	c := StartEnsemble(t, Classic3)
+	leader, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := c.Servers[0].ID
+	if down == leader {
+		down = c.Servers[1].ID
+	}
+	if err := c.Kill(down); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Join(60 * time.Second)
+	if err != nil {
+		t.Fatalf("join with server %d down: %v", down, err)
+	}
+	m, err := c.Membership(s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Groups) != 1 || len(m.Groups[0]) != 4 {
+		t.Fatalf("groups after the join: %v", m.Groups)
+	}
+	// The ensemble still writes (three of four are up), through the new
+	// server too.
+	cl := zkConnect(t, []string{serverAddr(t, c, s.ID)})
+	if _, err := cl.Create("/after-join", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+}

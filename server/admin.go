@@ -42,6 +42,10 @@ type MembershipInfo struct {
 	TickMs        int64         `json:"tick_ms"`
 	ElectionTicks int           `json:"election_ticks"`
 	Cluster       string        `json:"cluster"` // the name peers present in their handshake
+	// Pending, in a joined server's record (SaveJoined), says that the
+	// change adding it has not been confirmed yet: the server asks for it
+	// again when it starts.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // MemberInfo is one member in MembershipInfo.
@@ -51,6 +55,11 @@ type MemberInfo struct {
 	Client string `json:"client,omitempty"`
 	Admin  string `json:"admin,omitempty"`
 	Group  int    `json:"group"` // -1 while not a voter
+	// Prepare, in a join request, asks only what the join would make
+	// (the server's id and group, the voting configuration and the
+	// membership) without proposing it: the joining server starts with
+	// that, then asks again without Prepare (see Server.join).
+	Prepare bool `json:"prepare,omitempty"`
 }
 
 // memberState is the server's committed membership and voting
@@ -86,6 +95,11 @@ func (ms *memberState) get() (membership, quorum.Config, <-chan struct{}) {
 // membershipInfo describes the committed membership.
 func (s *Server) membershipInfo() MembershipInfo {
 	m, voters, _ := s.members.get()
+	return s.infoOf(m, voters)
+}
+
+// infoOf describes membership m with voting configuration voters.
+func (s *Server) infoOf(m membership, voters quorum.Config) MembershipInfo {
 	e := &s.cfg.Ensemble
 	info := MembershipInfo{ID: s.cfg.ServerID, Groups: voters.Groups, Trees: e.Trees, Children: e.Children,
 		Classic: e.Classic, TickMs: e.Tick.Milliseconds(), ElectionTicks: e.ElectionTicks, Cluster: s.clusterName}
@@ -149,12 +163,10 @@ func (s *Server) joinHandler(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "peer address required", http.StatusBadRequest)
 		return
 	}
-	id, err := s.join(r.Context(), member{ID: req.ID, Peer: req.Peer, Client: req.Client, Admin: req.Admin})
+	info, err := s.join(r.Context(), member{ID: req.ID, Peer: req.Peer, Client: req.Client, Admin: req.Admin}, req.Prepare)
 	if s.changeFailed(w, err) {
 		return
 	}
-	info := s.membershipInfo()
-	info.ID = id
 	writeJSON(w, http.StatusOK, info)
 }
 
@@ -215,8 +227,17 @@ type confStep struct {
 	done func(quorum.Config) bool // reports whether the committed configuration reflects the step
 }
 
-// join adds x (a fresh id when x.ID is 0) to the group the forest gives it.
-func (s *Server) join(ctx context.Context, x member) (int64, error) {
+// join adds x (a fresh id when x.ID is 0) to the group the forest gives it
+// and returns the membership that results, with ID set to x's id.
+//
+// A join has two steps. With prepare it only answers what the change would
+// make; the joining server starts with that configuration (as a learner
+// until its log holds one: gpaxos.Config.Joining) and then asks for the
+// change itself. It must be running before the change commits: a group
+// whose members cannot form the new majority without it (one member
+// growing to two, or a member down) commits the change only with its
+// acknowledgment.
+func (s *Server) join(ctx context.Context, x member, prepare bool) (MembershipInfo, error) {
 	s.members.reconfigMu.Lock()
 	defer s.members.reconfigMu.Unlock()
 	cur, voters, _ := s.members.get()
@@ -233,9 +254,11 @@ func (s *Server) join(ctx context.Context, x member) (int64, error) {
 	}
 	if y, ok := cur.member(x.ID); ok {
 		if y.Peer == x.Peer && groupOf(voters, x.ID) >= 0 {
-			return x.ID, nil // joined already (a retried request)
+			info := s.membershipInfo()
+			info.ID = x.ID
+			return info, nil // joined already (a retried request)
 		}
-		return 0, fmt.Errorf("%w: server %d is already a member at %s", errBadChange, x.ID, y.Peer)
+		return MembershipInfo{}, fmt.Errorf("%w: server %d is already a member at %s", errBadChange, x.ID, y.Peer)
 	}
 	next := cur.clone()
 	next.Members = append(next.Members, x)
@@ -245,17 +268,30 @@ func (s *Server) join(ctx context.Context, x member) (int64, error) {
 	if !s.cfg.Ensemble.Classic {
 		f, err := next.forest(&s.cfg.Ensemble)
 		if err != nil {
-			return 0, err
+			return MembershipInfo{}, err
 		}
 		c, _ := f.Color(forest.ServerID(x.ID))
 		group = int(c)
 	}
 	id := x.ID
-	return id, s.runSteps(ctx, []confStep{{
-		cc:   gpaxos.ConfChange{Op: gpaxos.ConfAddServer, Server: gpaxos.ID(id), Group: group},
+	cc := gpaxos.ConfChange{Op: gpaxos.ConfAddServer, Server: gpaxos.ID(id), Group: group}
+	if prepare {
+		nextVoters, err := gpaxos.ApplyConfChange(voters, cc)
+		if err != nil {
+			return MembershipInfo{}, fmt.Errorf("%w: %v", errBadChange, err)
+		}
+		info := s.infoOf(next, nextVoters)
+		info.ID = id
+		return info, nil
+	}
+	err := s.runSteps(ctx, []confStep{{
+		cc:   cc,
 		m:    next,
 		done: func(v quorum.Config) bool { return groupOf(v, id) == group },
 	}})
+	info := s.membershipInfo()
+	info.ID = id
+	return info, err
 }
 
 // leave removes id; when the forest moves another server to another group

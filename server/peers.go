@@ -40,7 +40,7 @@ func openReplica(s *Server) (*replicated, error) {
 	}
 	s.members.set(staticMembership(e), voters)
 	rep, err := replica.Open(replica.Config{
-		ID: gpaxos.ID(s.cfg.ServerID), Voters: voters, Topology: e.Topology(),
+		ID: gpaxos.ID(s.cfg.ServerID), Voters: voters, Joining: e.Joined != nil, Topology: e.Topology(),
 		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
 		// A server being added must be reachable as soon as the change is

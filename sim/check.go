@@ -81,7 +81,6 @@ func (c *checker) applied(s *Sim, sv *server, e gpaxos.Entry) {
 			if cfg, _, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
 				c.config = cfg
 				c.confChanges++
-				s.configCommitted(cfg)
 			}
 		}
 	}

@@ -85,7 +85,7 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 		v = *sv.initial
 	}
 	return gpaxos.Config{ID: sv.id, Voters: v, Topology: topo, HeartbeatTicks: s.p.HeartbeatTicks,
-		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn}
+		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn, Joining: sv.initial != nil}
 }
 
 // start (re)creates sv's node from its disk.

@@ -24,10 +24,13 @@ type Options struct {
 	// paths that large ones rarely reach.
 	MaxBatch int
 	// Reconfig adds configuration changes to the fault mix (servers
-	// removed, fresh spares added). It is off by default: under compound
-	// faults the simulator still finds failures with it (docs/protocol.md
-	// §10, "Open problem"), so `make sim-reconfig` runs it apart.
+	// removed, fresh spares added) in every run. In swarm mode the seed
+	// also decides it, one run in two, unless NoReconfig.
 	Reconfig bool
+	// NoReconfig keeps configuration changes out of a swarm run: the
+	// regression seeds found before swarm mode drew them replay their
+	// original schedules.
+	NoReconfig bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -152,7 +155,7 @@ func ChooseParams(o Options) Params {
 	}
 	p.Cost = Cost{CPUPerMsgUS: 2, CPUPerByteUS: 0.002}
 	rr := rand.New(rand.NewSource(o.Seed ^ 0xc0f16))
-	p.Reconfig = o.Reconfig
+	p.Reconfig = o.Reconfig || p.Swarm && !o.NoReconfig && rr.Intn(2) == 0
 	p.ReconfigEveryUS = 100_000 + int64(rr.Intn(400_000))
 	if p.Reconfig {
 		p.Spares = 1 + rr.Intn(3)

@@ -10,59 +10,69 @@ var regressions = []struct {
 	swarm    bool
 	bug      string
 	maxBatch int
-	reconfig bool // found with configuration changes on
+	reconfig changes
 }{
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 1, false,
-		"two candidates reached the same epoch number: a group that promised the loser never followed the winner", 0, false},
+		"two candidates reached the same epoch number: a group that promised the loser never followed the winner", 0, noChanges},
 	{topology{"classic-3", 3, 1, 2, true}, 1003, true,
-		"a replaced coordinator routed around its members and was never told of the newer group epoch", 0, false},
+		"a replaced coordinator routed around its members and was never told of the newer group epoch", 0, noChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 1024, false,
-		"a member that promised a failed candidate's epoch rejected the leader's older epoch forever", 0, false},
+		"a member that promised a failed candidate's epoch rejected the leader's older epoch forever", 0, noChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 1048, false,
-		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries", 0, false},
+		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries", 0, noChanges},
 	{topology{"forest-27-3-3", 27, 3, 3, false}, 1063, true,
-		"a candidate kept fetching from a holder that had promised a newer epoch", 0, false},
+		"a candidate kept fetching from a holder that had promised a newer epoch", 0, noChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 5003, true,
-		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it", 0, false},
+		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it", 0, noChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 41, false,
-		"agreement: a catch-up carried only a prefix of the new epoch's history; the member followed the epoch with it and was later picked as the best history", 1, false},
+		"agreement: a catch-up carried only a prefix of the new epoch's history; the member followed the epoch with it and was later picked as the best history", 1, noChanges},
 	// The entries below with reconfig true were found while the simulator
 	// added removed servers back with their old disks; it now removes
 	// servers for good and adds fresh spares (as joins work), so they
 	// replay other schedules, kept as seeds that pass.
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 124, true,
-		"liveness: a coordinator's heartbeat named the last zxid it relayed, which a freshly elected coordinator did not know (zero): a member that had missed entries never learned it was behind", 0, true},
+		"liveness: a coordinator's heartbeat named the last zxid it relayed, which a freshly elected coordinator did not know (zero): a member that had missed entries never learned it was behind", 0, withChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 20, true,
-		"liveness: the same as seed 124 at 50-5-10, after a server was removed from a group", 0, true},
+		"liveness: the same as seed 124 at 50-5-10, after a server was removed from a group", 0, withChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 48, true,
-		"liveness: a member whose own candidacy for coordinator had failed named itself as the coordinator when the leader wrote to it; the leader kept writing there and never found the real one", 0, false},
+		"liveness: a member whose own candidacy for coordinator had failed named itself as the coordinator when the leader wrote to it; the leader kept writing there and never found the real one", 0, noChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 119, false,
-		"liveness: a coordinator removed by a change it had not yet received reported a newer epoch to the leader without naming itself; the leader took it for a non-coordinator, stopped writing to it, and its group stayed behind it", 0, true},
+		"liveness: a coordinator removed by a change it had not yet received reported a newer epoch to the leader without naming itself; the leader took it for a non-coordinator, stopped writing to it, and its group stayed behind it", 0, withChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 30011, true,
-		"checker: a server restarted from a log missing two changes coordinated its group at the same group epoch as an up-to-date one (majorities of configurations two changes apart need not meet); safe, since the leader counts a group's point only under its own configuration, so the invariant is now one coordinator per group epoch and configuration", 0, true},
+		"checker: a server restarted from a log missing two changes coordinated its group at the same group epoch as an up-to-date one (majorities of configurations two changes apart need not meet); safe, since the leader counts a group's point only under its own configuration, so the invariant is now one coordinator per group epoch and configuration", 0, withChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 30059, true,
-		"liveness: servers removed and added back, whose logs missed the addition, took themselves for learners and never campaigned, so their group had no coordinator to catch them up; and the leader kept writing to a removed server that members still named as their coordinator", 0, true},
+		"liveness: servers removed and added back, whose logs missed the addition, took themselves for learners and never campaigned, so their group had no coordinator to catch them up; and the leader kept writing to a removed server that members still named as their coordinator", 0, withChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 12, true,
-		"correctness: after adopting the best history, a candidate waited for more promise reports and fetched again, persisting the adopted history's older Current on its own (durable epochs went back)", 0, false},
+		"correctness: after adopting the best history, a candidate waited for more promise reports and fetched again, persisting the adopted history's older Current on its own (durable epochs went back)", 0, noChanges},
 	// With fresh spares joining:
 	{topology{"classic-3", 3, 1, 2, true}, 2, true,
-		"liveness: a leader removing itself stopped writing to its own group once the change was appended (it no longer counted itself as the group's coordinator), heard no group, stepped down before the removal committed, and kept coordinating the group so that nobody replaced it", 0, true},
-	{topology{"forest-27-3-3", 27, 3, 3, false}, 5, false, "liveness: as seed 2 of classic-3, at 27-3-3", 0, true},
-	{topology{"forest-50-5-10", 50, 5, 10, false}, 12, true, "liveness: as seed 2 of classic-3, at 50-5-10", 0, true},
-	{topology{"forest-9-3-3", 9, 3, 3, false}, 36, true, "liveness: as seed 2 of classic-3, at 9-3-3", 0, true},
+		"liveness: a leader removing itself stopped writing to its own group once the change was appended (it no longer counted itself as the group's coordinator), heard no group, stepped down before the removal committed, and kept coordinating the group so that nobody replaced it", 0, withChanges},
+	{topology{"forest-27-3-3", 27, 3, 3, false}, 5, false, "liveness: as seed 2 of classic-3, at 27-3-3", 0, withChanges},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 12, true, "liveness: as seed 2 of classic-3, at 50-5-10", 0, withChanges},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 36, true, "liveness: as seed 2 of classic-3, at 9-3-3", 0, withChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 30032, false,
-		"liveness: a spare started when its addition was proposed took itself for a member of a configuration the ensemble then dropped (the entry was never committed) and led under it; spares now start when the addition commits, as joins do", 0, true},
+		"liveness: a spare started when its addition was proposed took itself for a member of a configuration the ensemble then dropped (the entry was never committed) and led under it; spares now start when the addition commits, as joins do", 0, withChanges},
 	{topology{"classic-3", 3, 1, 2, true}, 7, false,
-		"simulator: once every initial server had been removed, clients could only reach removed servers; clients now move to added spares too", 0, true},
+		"simulator: once every initial server had been removed, clients could only reach removed servers; clients now move to added spares too", 0, withChanges},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 9, true,
+		"liveness: three groups of one after removals; a spare added to one of them started only once the change committed, which needed its acknowledgment; spares (and joining servers) now start when the change is proposed, as learners until their log holds a configuration", 0, seedChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 30116, false,
-		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, true},
+		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, withChanges},
 }
+
+// changes says whether a regression seed runs with configuration changes.
+type changes int
+
+const (
+	noChanges   changes = iota // without (seeds found before they existed)
+	withChanges                // with, forced (--reconfig)
+	seedChanges                // as the swarm seed draws them
+)
 
 func TestRegressions(t *testing.T) {
 	for _, r := range regressions {
-		// Seeds found before configuration changes existed replay their
-		// original schedule without them.
-		o := Options{Seed: r.seed, Swarm: r.swarm, MaxBatch: r.maxBatch, Reconfig: r.reconfig}
+		o := Options{Seed: r.seed, Swarm: r.swarm, MaxBatch: r.maxBatch,
+			Reconfig: r.reconfig == withChanges, NoReconfig: r.reconfig == noChanges}
 		t.Run(r.tp.name, func(t *testing.T) { runOpts(t, r.tp, o) })
 	}
 }

@@ -77,8 +77,10 @@ the log.`,
 			if flags.Changed("metrics-port") {
 				cfg.MetricsPort = metricsPort
 			}
-			if join != "" {
-				if err := joinEnsemble(cmd, &cfg, join, joinID, peerPort); err != nil {
+			finishJoin := func(context.Context) error { return nil }
+			if join != "" || hasJoinRecord(cfg.DataDir) {
+				var err error
+				if finishJoin, err = joinEnsemble(cmd, &cfg, join, joinID, peerPort); err != nil {
 					return err
 				}
 			}
@@ -87,6 +89,13 @@ the log.`,
 				return err
 			}
 			if err := srv.Start(); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
+			err = finishJoin(ctx)
+			cancel()
+			if err != nil {
+				srv.Close()
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "giraffe: serving ZooKeeper clients on %s (data in %s)\n", srv.Addr(), cfg.DataDir)
@@ -116,41 +125,78 @@ the log.`,
 	return cmd
 }
 
-// joinEnsemble makes cfg a member of the ensemble reachable at admin: on
-// the first start it asks the leader to add this server (one configuration
-// change through the log) and records the answer in the data directory;
-// later starts reuse the record.
-func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id int64, peerPort int) error {
+// joinEnsemble makes cfg a member of the ensemble reachable at admin. On
+// the first start it asks the leader what the join would make (this
+// server's id, group and the configuration with it) and records that in the
+// data directory; the returned finish, called once the server runs, asks
+// for the change itself and waits for it to commit. The server must run
+// first: a group that cannot form its new majority without it commits the
+// change only with its acknowledgment. Later starts reuse the record (and
+// ask again while it is marked pending).
+func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id int64, peerPort int) (finish func(context.Context) error, err error) {
 	if cfg.DataDir == "" {
-		return fmt.Errorf("--join needs --data-dir")
+		return nil, fmt.Errorf("--join needs --data-dir")
 	}
 	info, ok, err := server.LoadJoined(cfg.DataDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
 		if peerPort <= 0 || cfg.MetricsPort <= 0 {
-			return fmt.Errorf("--join needs --peer-port and --metrics-port")
+			return nil, fmt.Errorf("--join needs --peer-port and --metrics-port")
 		}
 		host := cfg.ClientAddr
 		if host == "" || host == "0.0.0.0" {
 			host = "127.0.0.1"
 		}
 		req := server.MemberInfo{ID: id, Peer: net.JoinHostPort(host, fmt.Sprint(peerPort)),
-			Client: net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort)), Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort))}
+			Client: net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort)), Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort)),
+			Prepare: true}
 		ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 		defer cancel()
 		if info, err = server.AdminRequest(ctx, admin, "join", req); err != nil {
-			return err
+			return nil, err
 		}
+		info.Pending = true
+		if err := server.SaveJoined(cfg.DataDir, info); err != nil {
+			return nil, err
+		}
+	}
+	cfg.ServerID = info.ID
+	cfg.Ensemble = info.Ensemble()
+	if !info.Pending {
+		return func(context.Context) error { return nil }, nil
+	}
+	var self server.MemberInfo
+	for _, m := range info.Members {
+		if m.ID == info.ID {
+			self = m
+		} else if admin == "" && m.Admin != "" {
+			admin = m.Admin
+		}
+	}
+	return func(ctx context.Context) error {
+		req := server.MemberInfo{ID: self.ID, Peer: self.Peer, Client: self.Client, Admin: self.Admin}
+		if _, err := server.AdminRequest(ctx, admin, "join", req); err != nil {
+			return fmt.Errorf("joining as server %d: %w (the data directory keeps the request: start again to retry)", info.ID, err)
+		}
+		info.Pending = false
 		if err := server.SaveJoined(cfg.DataDir, info); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "giraffe: joined the ensemble as server %d\n", info.ID)
+		return nil
+	}, nil
+}
+
+// hasJoinRecord reports whether dir holds the record of a join, so that
+// a joined server restarts as one without --join.
+func hasJoinRecord(dir string) bool {
+	if dir == "" {
+		return false
 	}
-	cfg.ServerID = info.ID
-	cfg.Ensemble = info.Ensemble()
-	return nil
+	_, ok, err := server.LoadJoined(dir)
+	return ok || err != nil
 }
 
 // newLeaveCmd returns `giraffe leave`: ask the ensemble to remove a server.

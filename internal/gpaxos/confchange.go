@@ -237,6 +237,14 @@ func (n *Node) adoptConfigRoles() {
 // voting reports whether the node votes in its current configuration.
 func (n *Node) voting() bool { return n.voters.GroupOf(n.id) >= 0 }
 
+// mayCampaign reports whether the server may run for coordinator or leader:
+// it votes, and its configuration comes from its log or a snapshot unless
+// it was started as a member of the ensemble's initial configuration (see
+// Config.Joining).
+func (n *Node) mayCampaign() bool {
+	return n.voting() && !(n.cfg.Joining && n.confZxid == 0 && n.log.snap.Index == 0)
+}
+
 // checkRemoved drops the roles of a server that a committed configuration
 // leaves out. Until the change commits, a leader or coordinator being
 // removed keeps its role, so that it can commit the change.

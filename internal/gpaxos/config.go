@@ -35,6 +35,16 @@ type Config struct {
 	// Rand returns a pseudo-random integer in [0, n); the only randomness the
 	// node uses (election jitter). The simulator seeds it per node.
 	Rand func(n int) int
+	// Joining marks a server started with an empty log for a change that
+	// adds it, before the change has committed; Voters is the configuration
+	// the change makes. It must run before the change commits: when its
+	// group's members cannot make the new majority without it (a group of
+	// one grows to two), the change commits only with its acknowledgment.
+	// Until its log holds a configuration entry or a snapshot, it only
+	// learns (follows its coordinator, acknowledges, promises) and never
+	// campaigns: if the change is never committed, nobody else uses
+	// Voters, and it must not lead under it.
+	Joining bool
 }
 
 func (c *Config) validate() error {

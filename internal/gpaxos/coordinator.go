@@ -418,7 +418,7 @@ func (n *Node) tickCoordinator() {
 		}
 	}
 	wait := el + rank*hb + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
-	if n.tick-gc.heardGL > wait && n.voting() {
+	if n.tick-gc.heardGL > wait && n.mayCampaign() {
 		n.campaignGL()
 	}
 }

@@ -173,8 +173,8 @@ func (n *Node) adoptHistory(m Message) bool {
 // coordinator in the group's cyclic order campaigns first, the one after it
 // later, and so on, so that usually exactly one candidate runs.
 func (n *Node) tickMember() {
-	if !n.voting() {
-		return // a learner: never campaigns
+	if !n.mayCampaign() {
+		return // a learner, or a joining server still learning: never campaigns
 	}
 	if n.gcCand != nil {
 		if n.tick-n.gcCand.start > int64(n.cfg.ElectionTicks) {

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/server"
 )
 
 // Spec says what ensemble to start.
@@ -485,8 +487,12 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil && kv["Giraffe leader"] != "" && kv["Giraffe leader"] != "0" {
-			return &c.Servers[len(c.Servers)-1], nil
+		// Joined once the change has committed (the record is no longer
+		// pending) and the server follows a leader.
+		if info, ok, _ := server.LoadJoined(filepath.Join(s.Dir, "data")); ok && !info.Pending {
+			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil && kv["Giraffe leader"] != "" && kv["Giraffe leader"] != "0" {
+				return &c.Servers[len(c.Servers)-1], nil
+			}
 		}
 		if !alive(s.PID) {
 			return nil, fmt.Errorf("server %d exited while joining (log: %s)", id, s.LogFile)

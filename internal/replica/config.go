@@ -23,6 +23,9 @@ type Config struct {
 	ID gpaxos.ID
 	// Voters is the ensemble's voting configuration (group per server).
 	Voters quorum.Config
+	// Joining: this server was started for a change adding it that may not
+	// have committed yet (gpaxos.Config.Joining).
+	Joining bool
 	// Topology routes a group's messages from its coordinator.
 	Topology gpaxos.Topology
 	// Dir holds the log, the snapshots and the hard state.

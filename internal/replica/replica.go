@@ -135,7 +135,7 @@ func Open(cfg Config) (*Replica, error) {
 	node, err := gpaxos.RestartNode(gpaxos.Config{
 		ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,
 		HeartbeatTicks: cfg.HeartbeatTicks, ElectionTicks: cfg.ElectionTicks,
-		MaxBatch: cfg.MaxBatch, Rand: rng.Intn,
+		MaxBatch: cfg.MaxBatch, Rand: rng.Intn, Joining: cfg.Joining,
 	}, rec.hs, rec.snap, rec.entries)
 	if err != nil {
 		st.close()
