@@ -13,6 +13,28 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
+// LockKinds names the exclusive locks of seed 001 and the reactive lock,
+// as the command line (giraffe lock --kind) and the benchmarks call them.
+var LockKinds = []string{"tas-sync", "tas-async", "queue-sync", "queue-async", "reactive"}
+
+// NewLockOfKind returns a contender of the kind named (one of LockKinds)
+// for the lock at path; ok is false for an unknown kind.
+func NewLockOfKind(kind string, conn *client.Conn, path string, opts ...LockOption) (l Locker, ok bool) {
+	switch kind {
+	case "tas-sync":
+		return NewTASLock(conn, path, opts...), true
+	case "tas-async":
+		return NewAsyncTASLock(conn, path, opts...), true
+	case "queue-sync":
+		return NewQueueLock(conn, path, opts...), true
+	case "queue-async":
+		return NewAsyncQueueLock(conn, path, opts...), true
+	case "reactive":
+		return NewReactiveLock(conn, path, opts...), true
+	}
+	return nil, false
+}
+
 // Locker is a distributed lock held by one client session. A Locker value
 // is one contender: Lock and Unlock are not reentrant and are meant to be
 // called by one goroutine at a time; Sequencer may be called from any.

@@ -3,13 +3,13 @@ package recipes
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/netdelay"
 )
 
 // BenchmarkLockContention measures the acquisition latency of the
@@ -45,7 +45,7 @@ func lkBenchRun(b *testing.B, addr string, k lkKind, n int, rtt time.Duration) {
 	for i := range conns {
 		var opts []client.Option
 		if rtt > 0 {
-			opts = append(opts, client.WithDialer(lkDelayDialer(rtt)))
+			opts = append(opts, client.WithDialer(netdelay.Dialer(rtt)))
 		}
 		conns[i] = lkConnect(b, addr, opts...)
 	}
@@ -106,55 +106,4 @@ func lkBenchRun(b *testing.B, addr string, k lkKind, n int, rtt time.Duration) {
 	// Throughput view: the lock is busy for elapsed; each of the
 	// len(lats) holds took lkBenchHold plus a handoff.
 	b.ReportMetric(float64(elapsed/time.Duration(len(lats))-lkBenchHold)/1e6, "handoff-ms")
-}
-
-// lkDelayDialer returns a dialer whose connections delay every write by
-// d, which adds d to each round trip (the client-to-server RTT of seed
-// 001's experiments), keeping the byte order.
-func lkDelayDialer(d time.Duration) client.DialFunc {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var dialer net.Dialer
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		dc := &lkDelayConn{Conn: c, d: d, q: make(chan lkChunk, 1024)}
-		go dc.pump()
-		return dc, nil
-	}
-}
-
-type lkChunk struct {
-	at time.Time
-	b  []byte
-}
-
-type lkDelayConn struct {
-	net.Conn
-	d    time.Duration
-	q    chan lkChunk
-	once sync.Once
-}
-
-func (c *lkDelayConn) Write(p []byte) (int, error) {
-	c.q <- lkChunk{time.Now().Add(c.d), append([]byte(nil), p...)}
-	return len(p), nil
-}
-
-func (c *lkDelayConn) pump() {
-	for ch := range c.q {
-		time.Sleep(time.Until(ch.at))
-		if _, err := c.Conn.Write(ch.b); err != nil {
-			c.Conn.Close()
-			for range c.q {
-			}
-			return
-		}
-	}
-}
-
-func (c *lkDelayConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(func() { close(c.q) })
-	return err
 }

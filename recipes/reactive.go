@@ -11,14 +11,16 @@ import (
 )
 
 // ReactiveLock is seed 001's reactive lock (after Lim and Agarwal's
-// reactive synchronization): it measures the round-trip time and the
-// contention it meets and, before each acquisition, picks test-and-set or
-// queueing, whichever its measurements say is cheaper.
+// reactive synchronization): it takes a free lock by test-and-set (one
+// round trip) and queues for a held one, and when the contention it has
+// met lately is high it queues at once, without the test-and-set attempt.
 //
 // How the two protocols coexist. The mutex is always the test-and-set
 // node <path>/__tas__ (shared with TASLock and AsyncTASLock): a holder is
 // whoever created it. In test-and-set mode a contender creates it and, on
-// NODEEXISTS, waits on an exists watch, as TASLock. In queue mode it first
+// NODEEXISTS, queues for this acquisition instead of joining the herd that
+// waits on the node (the herd is what makes test-and-set slow under
+// contention: seed 001's Figs. 13 and 14). In queue mode it first
 // queues on an ephemeral sequential node <path>/<uuid>__rq__<seq>,
 // watching only its predecessor, and only the head of that queue goes for
 // the __tas__ node; once it holds it, it leaves the queue at once (an
@@ -83,7 +85,13 @@ func (l *ReactiveLock) Lock(ctx context.Context) error {
 	if queue {
 		err = l.lockQueue(ctx, &m)
 	} else {
-		err = l.lockTAS(ctx, &m)
+		// Test-and-set while the lock is free; found held, queue for
+		// this acquisition rather than join the herd on the node.
+		var busy bool
+		if busy, err = l.lockTAS(ctx, &m, true); err == nil && busy {
+			queue = true
+			err = l.lockQueue(ctx, &m)
+		}
 	}
 	if err != nil {
 		return err
@@ -110,40 +118,45 @@ func (l *ReactiveLock) createTAS(ctx context.Context, m *sample) (client.CreateR
 	return res, err
 }
 
-// lockTAS is TASLock's loop, counting the failed creates.
-func (l *ReactiveLock) lockTAS(ctx context.Context, m *sample) error {
+// lockTAS is TASLock's loop, counting the failed creates. With
+// giveUpIfHeld it returns busy at the first create that finds the lock
+// held instead of waiting.
+func (l *ReactiveLock) lockTAS(ctx context.Context, m *sample, giveUpIfHeld bool) (busy bool, err error) {
 	e := l.e
 	for {
 		res, err := l.createTAS(ctx, m)
 		switch {
 		case err == nil:
-			return e.acquired(ctx, res.Stat.Czxid)
+			return false, e.acquired(ctx, res.Stat.Czxid)
 		case errors.Is(err, zkproto.ErrNodeExists):
 			m.contended++
+			if giveUpIfHeld {
+				return true, nil
+			}
 			st, w, err := e.conn.ExistsW(ctx, e.node)
 			if isConnLoss(err) || (err == nil && st == nil) {
 				continue
 			}
 			if err != nil {
-				return err
+				return false, err
 			}
 			if err := waitEvent(ctx, w); err != nil {
-				return err
+				return false, err
 			}
 		case isConnLoss(err):
 			st, err := e.ownedStat(ctx)
 			if err != nil && !isConnLoss(err) {
-				return err
+				return false, err
 			}
 			if st != nil {
-				return e.acquired(ctx, st.Czxid)
+				return false, e.acquired(ctx, st.Czxid)
 			}
 		case errors.Is(err, zkproto.ErrNoNode):
 			if err := ensurePath(ctx, e.conn, e.dir, e.cfg.acl); err != nil {
-				return err
+				return false, err
 			}
 		default:
-			return err
+			return false, err
 		}
 	}
 }
@@ -200,7 +213,7 @@ func (l *ReactiveLock) lockQueue(ctx context.Context, m *sample) error {
 	// Head of the queue: only test-and-set contenders compete now.
 	position := m.contended
 	m.contended = 0
-	err := l.lockTAS(ctx, m)
+	_, err := l.lockTAS(ctx, m, false)
 	m.contended = max(m.contended, position)
 	// Leave the queue whatever happened: on success the next in line
 	// starts watching the __tas__ node while we hold it.

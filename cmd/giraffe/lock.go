@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -16,25 +17,6 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/recipes"
 )
-
-// lockKinds maps --kind to the lock it builds.
-var lockKinds = map[string]func(*client.Conn, string, ...recipes.LockOption) recipes.Locker{
-	"tas-sync": func(c *client.Conn, p string, o ...recipes.LockOption) recipes.Locker {
-		return recipes.NewTASLock(c, p, o...)
-	},
-	"tas-async": func(c *client.Conn, p string, o ...recipes.LockOption) recipes.Locker {
-		return recipes.NewAsyncTASLock(c, p, o...)
-	},
-	"queue-sync": func(c *client.Conn, p string, o ...recipes.LockOption) recipes.Locker {
-		return recipes.NewQueueLock(c, p, o...)
-	},
-	"queue-async": func(c *client.Conn, p string, o ...recipes.LockOption) recipes.Locker {
-		return recipes.NewAsyncQueueLock(c, p, o...)
-	},
-	"reactive": func(c *client.Conn, p string, o ...recipes.LockOption) recipes.Locker {
-		return recipes.NewReactiveLock(c, p, o...)
-	},
-}
 
 // newLockCmd returns `giraffe lock`, etcdctl lock's counterpart: take a
 // distributed lock, run a command while holding it, release it.
@@ -65,9 +47,8 @@ lock prints a warning and kills the command.`,
   giraffe lock --servers 127.0.0.1:2181 --kind reactive /locks/x`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mk, ok := lockKinds[kind]
-			if !ok {
-				return fmt.Errorf("--kind must be tas-sync, tas-async, queue-sync, queue-async or reactive, got %q", kind)
+			if !slices.Contains(recipes.LockKinds, kind) {
+				return fmt.Errorf("--kind must be one of %s, got %q", strings.Join(recipes.LockKinds, ", "), kind)
 			}
 			path, command := args[0], args[1:]
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -77,7 +58,7 @@ lock prints a warning and kills the command.`,
 				return err
 			}
 			defer conn.Close()
-			lock := mk(conn, path)
+			lock, _ := recipes.NewLockOfKind(kind, conn, path)
 			lctx := ctx
 			if timeout > 0 {
 				var cancel context.CancelFunc

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/giraffe-coord/giraffe/bench/primitives"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+)
+
+// newBenchPrimitivesCmd returns `giraffe bench primitives`: seed 001's
+// lock experiments on a local ensemble it starts.
+func newBenchPrimitivesCmd() *cobra.Command {
+	var (
+		nodes, basePort int
+		out, only       string
+		setup           primitives.Setup
+	)
+	cmd := &cobra.Command{
+		Use:   "primitives",
+		Short: "Seed 001's lock experiments: latency to acquire against RTT and contention",
+		Long: `primitives starts a local classic ensemble (fsync on), then measures, for
+every kind of lock (tas-sync, tas-async, queue-sync, queue-async, reactive),
+the time from a lock request's arrival to the lock being held, with Poisson
+arrivals and exponential times in the critical section, while it adds
+round-trip time between the clients and the servers (on the clients'
+connections) and between the servers (the ensemble transport's fault
+injection). The experiments are seed 001's figures:
+
+  fig10-rtt-grid             user RTT x cluster RTT in {0,50,100,250} ms (heatmaps)
+  fig13-contention-rtt100    time in the critical section 1..150 ms, user RTT 100 ms
+  fig14-contention-rtt0      the same at loopback RTT
+  fig15-rtt-low-contention   user RTT 0..250 ms, 1 ms in the critical section
+  fig16-rtt-high-contention  user RTT 0..250 ms, 150 ms in the critical section
+
+Each writes NAME.csv and NAME.svg to --out and prints a line per point; at the
+end it compares the reactive lock with the best fixed kind at every point.`,
+		Example: `  giraffe bench primitives --out docs/primitives
+  giraffe bench primitives --only fig15-rtt-low-contention --requests 20`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			dir, err := os.MkdirTemp("", "giraffe-bench-primitives-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			if basePort == 0 {
+				basePort = 20000 + os.Getpid()%20000
+			}
+			c, err := launcher.Start(launcher.Spec{Nodes: nodes, Classic: true, Dir: dir, BasePort: basePort}, 60*time.Second)
+			if err != nil {
+				return fmt.Errorf("starting the ensemble: %w", err)
+			}
+			defer c.Stop(5 * time.Second)
+			fmt.Fprintf(os.Stderr, "ensemble of %d servers (classic) on %s\n", nodes, c.ConnectString())
+			setup.Servers = strings.Split(c.ConnectString(), ",")
+			setup.Progress = os.Stderr
+			setup.SetClusterRTT = func(rtt time.Duration) error {
+				// Half the RTT on every server's outgoing messages: a
+				// request and its answer each cross one.
+				spec := "heal"
+				if rtt > 0 {
+					spec = fmt.Sprintf("heal; delay * %s", rtt/2)
+				}
+				for _, s := range c.Servers {
+					if _, err := c.Fault(s.ID, spec); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			var all []primitives.Result
+			for _, e := range primitives.Experiments() {
+				if only != "" && !strings.Contains(","+only+",", ","+e.Name+",") {
+					continue
+				}
+				fmt.Fprintf(os.Stderr, "== %s: %s\n", e.Name, e.Title)
+				rs, err := primitives.Run(ctx, setup, e)
+				if err != nil {
+					return fmt.Errorf("%s: %w", e.Name, err)
+				}
+				all = append(all, rs...)
+				for _, write := range []func() (string, error){
+					func() (string, error) { return primitives.WriteCSV(out, e.Name, rs) },
+					func() (string, error) { return primitives.WritePlot(out, e, rs) },
+				} {
+					path, err := write()
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Clean(path))
+				}
+			}
+			gaps := primitives.Gaps(all)
+			within := 0
+			worst := primitives.ReactiveGap{}
+			for _, g := range gaps {
+				if g.Ratio <= 1.10 {
+					within++
+				}
+				if g.Ratio > worst.Ratio {
+					worst = g
+				}
+			}
+			fmt.Printf("reactive lock within 10%% of the best fixed kind at %d of %d points\n", within, len(gaps))
+			for _, g := range gaps {
+				if g.Ratio > 1.10 {
+					fmt.Printf("  over: %s\n", g)
+				}
+			}
+			if len(gaps) > 0 {
+				fmt.Printf("worst: %s\n", worst)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&nodes, "nodes", 3, "servers in the ensemble")
+	f.IntVar(&basePort, "base-port", 0, "first port of the ensemble (0: chosen from the process id)")
+	f.StringVar(&out, "out", "docs/primitives", "directory for the CSV and SVG files")
+	f.StringVar(&only, "only", "", "comma-separated experiments to run (default: all)")
+	f.StringSliceVar(&setup.Kinds, "kinds", nil, "kinds of lock to measure (default: all)")
+	f.IntVar(&setup.Requests, "requests", 30, "lock requests measured per point and kind")
+	f.IntVar(&setup.Clients, "clients", 16, "client sessions per kind")
+	f.Int64Var(&setup.Seed, "seed", 1, "seed of the arrival and service times")
+	return cmd
+}
