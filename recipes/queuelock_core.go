@@ -38,6 +38,9 @@ func newQueueContender(conn *client.Conn, dir, name string, blockers []string, m
 	return q
 }
 
+// prepare checks the path and starts a fresh contender. As for
+// exclusiveNode.prepare, the directory is created only when a create finds
+// it missing.
 func (q *queueContender) prepare(ctx context.Context) error {
 	if q.state.isHeld() {
 		return ErrAlreadyLocked
@@ -46,7 +49,7 @@ func (q *queueContender) prepare(ctx context.Context) error {
 		return err
 	}
 	q.prefix, q.node, q.seq, q.czxid = newContenderPrefix()+q.name, "", "", 0
-	return ensurePath(ctx, q.conn, q.dir, q.cfg.acl)
+	return ctx.Err()
 }
 
 // setNode records the node a create made (full path p).

@@ -26,7 +26,8 @@ func newBenchPrimitivesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "primitives",
 		Short: "Seed 001's lock experiments: latency to acquire against RTT and contention",
-		Long: `primitives starts a local classic ensemble (fsync on), then measures, for
+		Long: `primitives starts a local classic ensemble (fsync on; a 50 ms tick and a 1.5 s
+election timeout, for server round trips of up to 250 ms), then measures, for
 every kind of lock (tas-sync, tas-async, queue-sync, queue-async, reactive),
 the time from a lock request's arrival to the lock being held, with Poisson
 arrivals and exponential times in the critical section, while it adds
@@ -59,7 +60,11 @@ end it compares the reactive lock with the best fixed kind at every point.`,
 			if basePort == 0 {
 				basePort = 20000 + os.Getpid()%20000
 			}
-			c, err := launcher.Start(launcher.Spec{Nodes: nodes, Classic: true, Dir: dir, BasePort: basePort}, 60*time.Second)
+			// Timers for links of up to 250 ms between servers: a 50 ms
+			// tick and a 1.5 s election timeout (the default 200 ms is
+			// below such a round trip; ZooKeeper's default tickTime is 2 s).
+			c, err := launcher.Start(launcher.Spec{Nodes: nodes, Classic: true, Dir: dir, BasePort: basePort,
+				TickMs: 50, ElectionTicks: 30}, 60*time.Second)
 			if err != nil {
 				return fmt.Errorf("starting the ensemble: %w", err)
 			}
