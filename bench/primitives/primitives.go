@@ -41,9 +41,11 @@ type Setup struct {
 	// a tenth as many more come first, unmeasured, so that the reactive
 	// lock has measured its conditions.
 	Requests int
-	// Clients is the number of sessions per kind: an arrival is served
-	// by an idle one (and waits for one when all are busy, which counts in
-	// its latency).
+	// Clients is the number of sessions per kind, spread over Servers:
+	// request r is made by session r mod Clients, for every kind alike, so
+	// that the kinds see the same requests through the same servers (and
+	// a request whose session is still busy with an earlier one waits for
+	// it, which counts in its latency).
 	Clients int
 	// Kinds are the kinds of lock measured (recipes.LockKinds if empty).
 	Kinds []string
@@ -119,7 +121,7 @@ func measureKind(ctx context.Context, setup Setup, p Point, kind string, seed in
 	res := Result{Point: p, Kind: kind}
 	path := fmt.Sprintf("/bench-primitives/%s-%d", kind, time.Now().UnixNano())
 	clients := max(setup.Clients, 1)
-	idle := make(chan int, clients)
+	free := make([]chan struct{}, clients) // a token while session i is idle
 	locks := make([]recipes.Locker, clients)
 	for i := range clients {
 		servers := slices.Clone(setup.Servers)
@@ -138,7 +140,8 @@ func measureKind(ctx context.Context, setup Setup, p Point, kind string, seed in
 			return res, fmt.Errorf("unknown lock kind %q", kind)
 		}
 		locks[i] = l
-		idle <- i
+		free[i] = make(chan struct{}, 1)
+		free[i] <- struct{}{}
 	}
 	rng := rand.New(rand.NewSource(seed))
 	warmup := setup.Requests / 10
@@ -152,16 +155,17 @@ func measureKind(ctx context.Context, setup Setup, p Point, kind string, seed in
 		}
 		arrival := time.Now()
 		hold := expDuration(rng, p.Service)
-		var w int
-		select {
-		case w = <-idle:
-		case <-ctx.Done():
-			return res, ctx.Err()
-		}
+		w := r % clients
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { idle <- w }()
+			select {
+			case <-free[w]:
+			case <-ctx.Done():
+				errs <- ctx.Err()
+				return
+			}
+			defer func() { free[w] <- struct{}{} }()
 			if err := locks[w].Lock(ctx); err != nil {
 				errs <- fmt.Errorf("%s: lock: %w", kind, err)
 				return
