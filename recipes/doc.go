@@ -42,6 +42,10 @@
 // LockContenders lists a queue lock's contenders in kazoo's order (a kazoo
 // Election's candidates, the leader first).
 //
-// Other recipes (double barriers, queues, group membership, the
-// ready-znode pattern, semaphores) are in the other files of the package.
+// DoubleBarrier is the ZooKeeper paper's double barrier in kazoo's layout.
+// Semaphore is kazoo's Semaphore (leases under a node recording their
+// number, a queue lock in front). Party and ShallowParty are kazoo's group
+// membership. Queue is kazoo's priority queue (at-most-once consumption).
+// Config is the ZooKeeper paper's "ready" znode pattern for a
+// configuration of several values published by one writer.
 package recipes
