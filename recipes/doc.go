@@ -20,9 +20,10 @@
 //     kazoo Lock on the same path and a QueueLock exclude each other.
 //   - AsyncQueueLock creates its node in parallel with polling the children
 //     on a timer, without watches.
-//   - ReactiveLock measures round-trip time and contention and switches
-//     between test-and-set and queueing (docs/primitives.md has the rule
-//     and the measurements behind it).
+//   - ReactiveLock is a queue lock that measures the client's round trip
+//     and, before each acquisition, waits the synchronous or the
+//     asynchronous way, whichever is faster at that round trip (both are
+//     one queue; docs/primitives.md has the rule and the measurements).
 //   - NewReadLock and NewWriteLock are the read/write lock, in kazoo's
 //     layout (__rlock__ and __lock__ nodes in one queue): readers wait only
 //     for earlier writers.

@@ -70,8 +70,7 @@ func createWait(ctx context.Context, conn *client.Conn, p string, data []byte, m
 }
 
 // exclusiveNode is the part of a test-and-set style lock (one fixed node
-// that whoever creates it holds) shared by TASLock, AsyncTASLock and the
-// reactive lock.
+// that whoever creates it holds) shared by TASLock and AsyncTASLock.
 type exclusiveNode struct {
 	conn   *client.Conn
 	dir    string

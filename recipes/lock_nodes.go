@@ -11,11 +11,8 @@ import "strings"
 const (
 	lockNodeName  = "__lock__"
 	rlockNodeName = "__rlock__"
-	// rqueueNodeName is the reactive lock's queue (not a kazoo name: the
-	// reactive lock's real mutex is its test-and-set node).
-	rqueueNodeName = "__rq__"
 	// tasNodeName is the test-and-set node every test-and-set contender
-	// (and the reactive lock) tries to create. It has no sequence suffix,
+	// tries to create. It has no sequence suffix,
 	// so kazoo does not count it as a contender.
 	tasNodeName = "__tas__"
 )
@@ -27,7 +24,6 @@ const (
 var (
 	exclusiveBlockers = []string{lockNodeName, rlockNodeName}
 	sharedBlockers    = []string{lockNodeName}
-	reactiveBlockers  = []string{rqueueNodeName}
 )
 
 // contenderSeq returns the sequence suffix of child if child is a contender
@@ -95,14 +91,3 @@ func predecessor(children []string, me, mySeq string, blockers []string) (pred s
 	return pred, found
 }
 
-// queuePosition counts the blocking contenders ahead of me: a measure of
-// contention for the reactive lock.
-func queuePosition(children []string, mySeq string, blockers []string) int {
-	n := 0
-	for _, c := range children {
-		if seq, ok := contenderSeq(c, blockers); ok && seq < mySeq {
-			n++
-		}
-	}
-	return n
-}

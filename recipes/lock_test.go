@@ -26,7 +26,7 @@ var lkKinds = []lkKind{
 	{"tas-async", false, func(c *client.Conn, p string, _ int, o ...LockOption) Locker { return NewAsyncTASLock(c, p, o...) }},
 	{"queue", true, func(c *client.Conn, p string, _ int, o ...LockOption) Locker { return NewQueueLock(c, p, o...) }},
 	{"queue-async", true, func(c *client.Conn, p string, _ int, o ...LockOption) Locker { return NewAsyncQueueLock(c, p, o...) }},
-	{"reactive", false, func(c *client.Conn, p string, _ int, o ...LockOption) Locker { return NewReactiveLock(c, p, o...) }},
+	{"reactive", true, func(c *client.Conn, p string, _ int, o ...LockOption) Locker { return NewReactiveLock(c, p, o...) }},
 	{"rwlock", true, func(c *client.Conn, p string, i int, o ...LockOption) Locker {
 		// Two readers for every writer.
 		if i%3 != 0 {
@@ -146,15 +146,14 @@ func TestLockContention(t *testing.T) {
 	}
 }
 
-// TestLockMixedExclusive: every exclusive kind sharing the __tas__ node
-// (test-and-set, asynchronous test-and-set, reactive) on one path, and
-// every queue kind (queue, asynchronous queue, write lock) on another,
-// exclude each other.
+// TestLockMixedExclusive: the test-and-set kinds (synchronous and
+// asynchronous) sharing the __tas__ node on one path, and the queue kinds
+// (queue, asynchronous queue, reactive) on another, exclude each other.
 func TestLockMixedExclusive(t *testing.T) {
 	addr := lkStartGiraffe(t)
 	groups := map[string][]lkKind{
-		"tas-family":   {lkKinds[0], lkKinds[1], lkKinds[4]},
-		"queue-family": {lkKinds[2], lkKinds[3]},
+		"tas-family":   {lkKinds[0], lkKinds[1]},
+		"queue-family": {lkKinds[2], lkKinds[3], lkKinds[4]},
 	}
 	for name, kinds := range groups {
 		t.Run(name, func(t *testing.T) {

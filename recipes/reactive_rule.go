@@ -2,34 +2,27 @@ package recipes
 
 import "time"
 
-// The switching rule of ReactiveLock, from BenchmarkLockContention
-// (lock_bench_test.go; the table is in docs/primitives.md). With n
-// contenders in a closed loop against the in-process server:
+// The switching rule of ReactiveLock, from `giraffe bench primitives`
+// (seed 001's experiments on a 3-server ensemble; the figures are in
+// docs/primitives.md):
 //
-//   - uncontended (n=1) test-and-set costs one round trip and the queue
-//     two: 0.087 vs 0.140 ms at loopback RTT, 10.9 vs 16.2 ms with 5 ms
-//     added, so test-and-set wins by about one RTT;
-//   - at n=2 the two are equal (1.41 vs 1.43 ms mean);
-//   - from n=4 (three contenders met per acquisition) test-and-set's tail
-//     explodes with the herd and its unfairness (p99 56 vs 4.5 ms), and
-//     from n=8 its mean too (11.3 vs 9.4 ms; n=32: 86 vs 40 ms; with
-//     5 ms RTT, n=32: 675 vs 360 ms).
+//   - with no added client round trip the synchronous queue lock is the
+//     faster of the two queue protocols (at 100 and 250 ms between
+//     servers: 202 vs 257 ms and 1.15 vs 2.0 s to acquire): polling only
+//     adds listings, each of which waits behind the session's writes;
+//   - from 50 ms of client round trip on, the asynchronous one wins at
+//     every server round trip (58 vs 121 ms at 50 ms; 128 vs 294 ms at
+//     100 ms): pipelining the create with the listing saves one client
+//     round trip uncontended, and a poll notices a release about half a
+//     round trip sooner than a watch followed by a listing.
 //
-// The crossover is a contention of about three contenders met per
-// acquisition, independent of the RTT in these runs (the RTT moves both
-// protocols' handoff by the same round trip and a half; what differs is
-// the herd), so the rule uses contention only; the RTT is measured and
-// reported, not used.
+// So the rule uses the client's round trip only: asynchronous once it
+// reaches the poll interval (polls then cost less than the round trips
+// they save), synchronous again when it falls under half of it.
 const (
 	// ewmaWeight is the weight of a new sample in the moving averages: a
-	// handful of acquisitions is enough to follow a change of load.
+	// handful of acquisitions is enough to follow a change of conditions.
 	ewmaWeight = 0.25
-	// queueAbove: switch to queueing when the contention average reaches
-	// it.
-	queueAbove = 3.0
-	// tasBelow: switch back to test-and-set when it falls under it. The
-	// gap between the two keeps a lock at the crossover from flapping.
-	tasBelow = 1.5
 )
 
 func ewma(old, sample float64) float64 { return old + ewmaWeight*(sample-old) }
@@ -41,34 +34,26 @@ func ewmaDur(old, sample time.Duration) time.Duration {
 	return time.Duration(ewma(float64(old), float64(sample)))
 }
 
-// record folds one acquisition into the measurements and applies the
-// rule for the next one.
-func (s *ReactiveStats) record(queued bool, took time.Duration, m sample) {
-	s.Acquisitions++
-	if m.rtt > 0 {
-		s.RTT = ewmaDur(s.RTT, m.rtt)
-	}
-	if s.Acquisitions == 1 {
-		s.Contention = float64(m.contended)
-	} else {
-		s.Contention = ewma(s.Contention, float64(m.contended))
-	}
-	if queued {
-		s.AcquireQueue = ewmaDur(s.AcquireQueue, took)
-	} else {
-		s.AcquireTAS = ewmaDur(s.AcquireTAS, took)
-	}
-	next := chooseQueue(queued, s.Contention)
-	if next != queued {
+// record folds one acquisition, made with the asynchronous protocol or
+// not, into the measurements.
+func (s *ReactiveStats) record(async bool, took time.Duration) {
+	if s.Acquisitions > 0 && async != s.Async {
 		s.Switches++
 	}
-	s.Queue = next
+	s.Acquisitions++
+	s.Async = async
+	if async {
+		s.AcquireAsync = ewmaDur(s.AcquireAsync, took)
+	} else {
+		s.AcquireSync = ewmaDur(s.AcquireSync, took)
+	}
 }
 
-// chooseQueue is the rule: queue under contention, test-and-set without.
-func chooseQueue(queued bool, contention float64) bool {
-	if queued {
-		return contention >= tasBelow
+// chooseAsync is the rule: asynchronous when the client's round trip is at
+// least the poll interval, with hysteresis.
+func chooseAsync(async bool, rtt, poll time.Duration) bool {
+	if async {
+		return rtt >= poll/2
 	}
-	return contention >= queueAbove
+	return rtt >= poll
 }

@@ -19,7 +19,7 @@ import (
 // a create (the herd effect), and the lock is not fair: whoever's create
 // arrives first wins.
 //
-// TASLock, AsyncTASLock and ReactiveLock on the same path exclude each
+// TASLock and AsyncTASLock on the same path exclude each
 // other (they share the node).
 type TASLock struct {
 	e *exclusiveNode
