@@ -90,4 +90,3 @@ func predecessor(children []string, me, mySeq string, blockers []string) (pred s
 	}
 	return pred, found
 }
-
