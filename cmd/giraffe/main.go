@@ -27,8 +27,11 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newLockCmd())
 	root.AddCommand(newLeaveCmd())
 	root.AddCommand(newElectCmd())
+	root.AddCommand(newShellCmd())
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "giraffe:", err)
+		if err != errSilentFailure {
+			fmt.Fprintln(os.Stderr, "giraffe:", err)
+		}
 		os.Exit(exitCode(err))
 	}
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/peterh/liner"
+	"github.com/spf13/cobra"
+
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/shell"
+)
+
+// newShellCmd returns `giraffe shell`, a zkCli-style shell.
+func newShellCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "shell HOST:PORT[,HOST:PORT...] [COMMAND ARGS...]",
+		Short: "An interactive zkCli-style shell (ls, get, set, create, delete, stat, watch, lock, acl ...)",
+		Long: `shell opens a session on a Giraffe or ZooKeeper ensemble and runs zkCli-style
+commands: ls, get, set, create (-e ephemeral, -s sequential, -c container,
+-t TTL), delete, deleteall, stat, watch (persistent; events print as they
+come), lock/unlock (a queue lock held by the shell's session), getAcl, setAcl,
+addauth, sync, connect, close, help, quit.
+
+On a terminal it edits lines with history (~/.giraffe_history) and completes
+command names and znode paths with Tab. With input from a pipe or file it runs
+each line and exits with status 1 if any command failed. Given a command after
+the servers, it runs that one command.`,
+		Example: `  giraffe shell 127.0.0.1:2181
+  giraffe shell 127.0.0.1:2181 ls /
+  printf 'create /a x\nget /a\n' | giraffe shell 127.0.0.1:2181`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			sh, err := shell.New(ctx, args[0], os.Stdout, client.WithSessionTimeout(30e9))
+			if err != nil {
+				return err
+			}
+			defer sh.Close()
+			if len(args) > 1 {
+				if err := sh.Exec(ctx, strings.Join(args[1:], " ")); err != nil && err != io.EOF {
+					return errSilentFailure
+				}
+				return nil
+			}
+			if st, err := os.Stdin.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 || !liner.TerminalSupported() {
+				if sh.Run(context.Background(), os.Stdin, "") {
+					return errSilentFailure
+				}
+				return nil
+			}
+			stop() // Ctrl-C cancels the line, not the shell
+			return interactive(sh, args[0])
+		},
+	}
+}
+
+// errSilentFailure makes the command exit 1 without a second message: the
+// shell printed why.
+var errSilentFailure = errors.New("")
+
+// interactive runs the shell on a terminal with line editing, history and
+// completion.
+func interactive(sh *shell.Shell, servers string) error {
+	ln := liner.NewLiner()
+	defer ln.Close()
+	ln.SetCtrlCAborts(true)
+	ln.SetCompleter(func(line string) []string { return sh.Complete(context.Background(), line) })
+	home, _ := os.UserHomeDir()
+	history := filepath.Join(home, ".giraffe_history")
+	if f, err := os.Open(history); err == nil {
+		ln.ReadHistory(f)
+		f.Close()
+	}
+	defer func() {
+		if f, err := os.Create(history); err == nil {
+			ln.WriteHistory(f)
+			f.Close()
+		}
+	}()
+	fmt.Printf("Connected to %s. Type help for the commands.\n", servers)
+	for {
+		line, err := ln.Prompt(fmt.Sprintf("[giraffe: %s] ", servers))
+		switch {
+		case errors.Is(err, liner.ErrPromptAborted):
+			continue
+		case err != nil: // io.EOF (Ctrl-D)
+			fmt.Println()
+			return nil
+		}
+		if strings.TrimSpace(line) != "" {
+			ln.AppendHistory(line)
+		}
+		if err := sh.Exec(context.Background(), line); err == io.EOF {
+			return nil
+		}
+	}
+}
