@@ -43,6 +43,9 @@ type ReactiveLock struct {
 	cur   Locker // the protocol of the current hold
 	stats ReactiveStats
 	poll  time.Duration
+	// measured is closed once the first round trip has been measured
+	// (by a probe sent when the lock was made).
+	measured chan struct{}
 }
 
 var _ Locker = (*ReactiveLock)(nil)
@@ -64,13 +67,36 @@ type ReactiveStats struct {
 }
 
 // NewReactiveLock returns a reactive contender for the lock at path. It
-// starts with the synchronous protocol and switches once it has measured
-// the round trip. WithPollInterval sets the asynchronous protocol's
-// interval, which is also the rule's threshold.
+// measures the round trip at once (one read), so that its first
+// acquisition already chooses by it. WithPollInterval sets the
+// asynchronous protocol's interval, which is also the rule's threshold.
 func NewReactiveLock(conn *client.Conn, path string, opts ...LockOption) *ReactiveLock {
 	cfg := newLockConfig(opts)
-	return &ReactiveLock{conn: conn, dir: path, poll: cfg.pollInterval,
+	l := &ReactiveLock{conn: conn, dir: path, poll: cfg.pollInterval, measured: make(chan struct{}),
 		sync: NewQueueLock(conn, path, opts...), async: NewAsyncQueueLock(conn, path, opts...)}
+	l.probe(l.measured)
+	return l
+}
+
+// probe times a read of the lock's directory in the background: the
+// connection answers it after one round trip to the server (reads are
+// served locally, and it is sent before any request of the acquisition
+// it accompanies). done, if not nil, is closed when it has answered.
+func (l *ReactiveLock) probe(done chan struct{}) {
+	call, sent := l.conn.ExistsAsync(l.dir), time.Now()
+	go func() {
+		if done != nil {
+			defer close(done)
+		}
+		<-call.Done()
+		if _, err := call.Result(); err != nil && !errors.Is(err, zkproto.ErrNoNode) {
+			return
+		}
+		rtt := time.Since(sent)
+		l.mu.Lock()
+		l.stats.RTT = ewmaDur(l.stats.RTT, rtt)
+		l.mu.Unlock()
+	}()
 }
 
 // Stats returns the lock's measurements.
@@ -87,22 +113,18 @@ func (l *ReactiveLock) Lock(ctx context.Context) error {
 		l.mu.Unlock()
 		return ErrAlreadyLocked
 	}
+	l.mu.Unlock()
+	// The first acquisition waits for the first measurement (sent when
+	// the lock was made, so usually in already).
+	select {
+	case <-l.measured:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	l.mu.Lock()
 	async := chooseAsync(l.stats.Async, l.stats.RTT, l.poll)
 	l.mu.Unlock()
-	// Time a read sent ahead of the lock's own requests: the connection
-	// answers it before them, after one round trip to the server (reads
-	// are served locally, and nothing of ours is in flight before it).
-	probe, sent := l.conn.ExistsAsync(l.dir), time.Now()
-	go func() {
-		<-probe.Done()
-		if _, err := probe.Result(); err != nil && !errors.Is(err, zkproto.ErrNoNode) {
-			return
-		}
-		rtt := time.Since(sent)
-		l.mu.Lock()
-		l.stats.RTT = ewmaDur(l.stats.RTT, rtt)
-		l.mu.Unlock()
-	}()
+	l.probe(nil) // a new sample for the next acquisition
 	var lk Locker = l.sync
 	if async {
 		lk = l.async
