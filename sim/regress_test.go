@@ -56,6 +56,8 @@ var regressions = []struct {
 		"simulator: once every initial server had been removed, clients could only reach removed servers; clients now move to added spares too", 0, withChanges},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 9, true,
 		"liveness: three groups of one after removals; a spare added to one of them started only once the change committed, which needed its acknowledgment; spares (and joining servers) now start when the change is proposed, as learners until their log holds a configuration", 0, seedChanges},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 200140, true,
+		"liveness: a spare added to a group whose other members were all removed afterwards never got the log: its coordinator was gone, it could not campaign (no configuration in its log yet), and it pointed the leader at the removed coordinator; it now asks the leader for the history when the leader writes to it", 0, seedChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 30116, false,
 		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, withChanges},
 }

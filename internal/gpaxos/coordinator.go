@@ -180,12 +180,14 @@ func (n *Node) handleAppend(m Message) {
 		return
 	}
 	if gc == nil {
-		if !n.voting() && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
+		if !n.mayCampaign() && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
 			// A leader writes to this server as a member of the group,
-			// while its own log (behind) says it is not one: it was added
-			// back by a change it has not received. It never campaigns,
-			// and its group may have no coordinator to catch it up, so it
-			// asks the leader itself (seed 30059 at 9-3-3).
+			// while its own log (behind) says it is not one (it was added
+			// back by a change it has not received), or it is a joining
+			// server whose log holds nothing yet. It never campaigns, and
+			// its group may have no coordinator to catch it up, so it asks
+			// the leader itself (seed 30059 at 9-3-3; swarm seed 200140 at
+			// 9-3-3: a newcomer alone in its group after removals).
 			n.requestCatchup(MsgCatchupReq, m.From)
 		}
 		// The leader's table is out of date: point it at the coordinator
