@@ -76,13 +76,7 @@ func TestBarrierZooKeeper(t *testing.T) {
 // TestBarrierWithKazoo: Go waiters pass when a kazoo Barrier on the same
 // path is removed.
 func TestBarrierWithKazoo(t *testing.T) {
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo")
-	}
+	py := lkKazooPython(t)
 	addr := lkStartGiraffe(t)
 	script := filepath.Join(t.TempDir(), "kazoo_barrier.py")
 	const src = "import sys\nfrom kazoo.client import KazooClient\nzk = KazooClient(hosts=sys.argv[1]); zk.start()\nassert zk.Barrier(sys.argv[2]).remove()\nzk.stop()\n"

@@ -70,13 +70,7 @@ print("done", flush=True)
 // TestCounterWithKazoo: a kazoo Counter and Go counters add to one path at
 // the same time; the total counts both (same layout, same encoding).
 func TestCounterWithKazoo(t *testing.T) {
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo")
-	}
+	py := lkKazooPython(t)
 	addr := lkStartGiraffe(t)
 	script := filepath.Join(t.TempDir(), "kazoo_counter.py")
 	if err := os.WriteFile(script, []byte(ctKazooScript), 0o644); err != nil {

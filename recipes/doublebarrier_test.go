@@ -87,13 +87,7 @@ func TestDoubleBarrierZooKeeper(t *testing.T) {
 // TestDoubleBarrierWithKazoo: three Go participants and three kazoo
 // DoubleBarrier participants make one barrier of six.
 func TestDoubleBarrierWithKazoo(t *testing.T) {
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo")
-	}
+	py := lkKazooPython(t)
 	addr := lkStartGiraffe(t)
 	script := filepath.Join(t.TempDir(), "kazoo_double_barrier.py")
 	const src = `import sys, threading

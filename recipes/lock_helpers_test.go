@@ -186,3 +186,18 @@ func (p *lkProxy) close() {
 	p.cutOff()
 	p.wg.Wait()
 }
+
+// lkKazooPython returns the python of the project's virtualenv, where
+// kazoo is installed, and skips the test when it is missing (make
+// setup-python installs it).
+func lkKazooPython(t testing.TB) string {
+	t.Helper()
+	py, err := filepath.Abs("../.venv/bin/python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo for the cross-client tests")
+	}
+	return py
+}

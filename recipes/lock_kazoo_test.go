@@ -42,13 +42,7 @@ type lkKazoo struct {
 
 func lkStartKazoo(t *testing.T, addr, path, kind string) *lkKazoo {
 	t.Helper()
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo for the cross-client lock test")
-	}
+	py := lkKazooPython(t)
 	script := filepath.Join(t.TempDir(), "kazoo_lock.py")
 	if err := os.WriteFile(script, []byte(lkKazooScript), 0o644); err != nil {
 		t.Fatal(err)

@@ -70,13 +70,7 @@ func TestPartyZooKeeper(t *testing.T) { ptMembers(t, lkStartZooKeeper(t)) }
 // TestPartyWithKazoo: kazoo lists the Go members of a Party and a
 // ShallowParty, and the Go side lists kazoo's.
 func TestPartyWithKazoo(t *testing.T) {
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo")
-	}
+	py := lkKazooPython(t)
 	addr := lkStartGiraffe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

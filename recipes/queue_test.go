@@ -102,13 +102,7 @@ func TestQueueZooKeeper(t *testing.T) { quOrderAndOnce(t, lkStartZooKeeper(t), "
 // TestQueueWithKazoo: items put by Go come out of a kazoo Queue in
 // priority order, and kazoo's come out of the Go one.
 func TestQueueWithKazoo(t *testing.T) {
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo")
-	}
+	py := lkKazooPython(t)
 	addr := lkStartGiraffe(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

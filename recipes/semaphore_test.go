@@ -71,13 +71,7 @@ func TestSemaphoreZooKeeper(t *testing.T) { smContend(t, lkStartZooKeeper(t), "/
 // semaphore, a Go contender waits; it gets a lease once kazoo releases,
 // and kazoo lists the Go holder.
 func TestSemaphoreWithKazoo(t *testing.T) {
-	py, err := filepath.Abs("../.venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo")
-	}
+	py := lkKazooPython(t)
 	addr := lkStartGiraffe(t)
 	script := filepath.Join(t.TempDir(), "kazoo_semaphore.py")
 	const src = `import sys, time
