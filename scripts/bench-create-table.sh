@@ -12,19 +12,7 @@ cd "$(dirname "$0")/.."
 DUR="${1:-8s}"
 SIZES="${2:-3 5 7 9}"
 WORKERS="${3:-1 10 20}"
-PEER=../shared/peers/zookeeper
-BIN="$PWD/bin/giraffe"
-OUT="$(mktemp -d)"
-go build -o "$BIN" ./cmd/giraffe
-bash "$PEER/setup.sh" > /dev/null
-ZKB="$OUT/zk"
-GDIR="$OUT/giraffe"
-cleanup() {
-  "$BIN" cluster stop --dir "$GDIR" > /dev/null 2>&1 || true
-  ZK_BASE="$ZKB" bash "$PEER/stop.sh" > /dev/null 2>&1 || true
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
+. scripts/lib-peers.sh
 RES="$OUT/results.jsonl"; : > "$RES"
 
 tag() { sed "s/^{/{\"system\":\"$1\",\"nodes\":$2,\"workers\":$3,/"; }
@@ -34,18 +22,6 @@ creates() { # system nodes servers
     "$BIN" bench --servers "$3" --workload create --sessions "$w" --value-size 1024 \
       --warmup 2s --duration "$DUR" --quiet --json | tag "$1" "$2" "$w" >> "$RES"
   done
-}
-
-wait_zk() { # waits until some ZooKeeper server says leader
-  for _ in $(seq 1 300); do
-    while read -r addr _; do
-      if printf srvr | timeout 2 bash -c "exec 3<>/dev/tcp/${addr%:*}/${addr#*:}; cat >&3; cat <&3" 2>/dev/null | grep -q "Mode: leader"; then
-        return 0
-      fi
-    done < "$ZKB/pids"
-    sleep 0.2
-  done
-  echo "ZooKeeper ensemble did not elect a leader" >&2; return 1
 }
 
 for n in $SIZES; do

@@ -12,19 +12,7 @@ cd "$(dirname "$0")/.."
 DUR="${1:-8s}"
 TRIALS="${2:-5}"
 SIZES="${3:-3 5 7 9}"
-PEER=../shared/peers/zookeeper
-BIN="$PWD/bin/giraffe"
-OUT="$(mktemp -d)"
-go build -o "$BIN" ./cmd/giraffe
-bash "$PEER/setup.sh" > /dev/null
-ZKB="$OUT/zk"
-GDIR="$OUT/giraffe"
-cleanup() {
-  "$BIN" cluster stop --dir "$GDIR" > /dev/null 2>&1 || true
-  ZK_BASE="$ZKB" bash "$PEER/stop.sh" > /dev/null 2>&1 || true
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
+. scripts/lib-peers.sh
 RES="$OUT/results.jsonl"; : > "$RES"
 
 tag() { sed "s/^{/{\"system\":\"$1\",\"nodes\":$2,/"; }
@@ -40,22 +28,6 @@ bench_all() { # system nodes servers
 
 giraffe_leader() { "$BIN" cluster status --dir "$GDIR" --json | python3 -c \
   "import json,sys; print([s['id'] for s in json.load(sys.stdin) if s['role']=='leader' and s['alive']][0])"; }
-
-zk_leader_pid() { # prints the pid of the ZooKeeper leader
-  while read -r addr pid; do
-    if printf srvr | timeout 2 bash -c "exec 3<>/dev/tcp/${addr%:*}/${addr#*:}; cat >&3; cat <&3" 2>/dev/null | grep -q "Mode: leader"; then
-      echo "$pid"; return
-    fi
-  done < "$ZKB/pids"
-}
-
-wait_zk() { # waits until some ZooKeeper server says leader
-  for _ in $(seq 1 300); do
-    [ -n "$(zk_leader_pid)" ] && return 0
-    sleep 0.2
-  done
-  echo "ZooKeeper ensemble did not elect a leader" >&2; return 1
-}
 
 for n in $SIZES; do
   # ZooKeeper.

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,7 +48,8 @@ end it compares the reactive lock with the best fixed kind at every point.`,
   giraffe bench primitives --only fig15-rtt-low-contention --requests 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			// SIGTERM too: the ensemble it starts must be stopped on the way out.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
