@@ -67,9 +67,16 @@ type grid struct {
 	z               map[[2]float64]float64
 }
 
-func (g grid) Dims() (c, r int)   { return len(g.users), len(g.clusters) }
-func (g grid) X(c int) float64    { return g.users[c] }
-func (g grid) Y(r int) float64    { return g.clusters[r] }
+// Dims, X, Y and Z make grid a plotter.GridXYZ.
+func (g grid) Dims() (c, r int) { return len(g.users), len(g.clusters) }
+
+// X is the user RTT of column c.
+func (g grid) X(c int) float64 { return g.users[c] }
+
+// Y is the cluster RTT of row r.
+func (g grid) Y(r int) float64 { return g.clusters[r] }
+
+// Z is the mean latency at (c, r).
 func (g grid) Z(c, r int) float64 { return g.z[[2]float64{g.users[c], g.clusters[r]}] }
 
 // heatmaps draws one heatmap per kind side by side, on one color scale.
