@@ -10,7 +10,7 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble clean
+.PHONY: all build run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables clean
 
 all: build
 
@@ -65,6 +65,15 @@ bench-vs-zookeeper:
 ## bench-ensemble: Giraffe ensembles (classic, forest 3-3) beside ZooKeeper ensembles of 3, 5, 7, 9 servers.
 bench-ensemble:
 	scripts/bench-ensemble-vs-zookeeper.sh 8s 5
+
+## bench-primitives: seed 001's lock experiments on a local ensemble (CSV + SVG in docs/primitives/; about 30 minutes).
+bench-primitives: build
+	$(BIN) bench primitives --out docs/primitives
+
+## bench-zk-tables: the ZooKeeper paper's Tables 2 (creates/s) and 3 (double barriers), Giraffe beside ZooKeeper 3.9.
+bench-zk-tables:
+	scripts/bench-create-table.sh 8s
+	scripts/bench-barriers-table.sh 50,100,200 200
 
 setup: setup-python setup-java
 
