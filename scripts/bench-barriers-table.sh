@@ -12,30 +12,20 @@ cd "$(dirname "$0")/.."
 CLIENTS="${1:-50,100,200}"
 BARRIERS="${2:-200,400,800,1600}"
 N="${3:-3}"
-PEER=../shared/peers/zookeeper
-BIN="$PWD/bin/giraffe"
-OUT="$(mktemp -d)"
-go build -o "$BIN" ./cmd/giraffe
-bash "$PEER/setup.sh" > /dev/null
-ZKB="$OUT/zk"
-GDIR="$OUT/giraffe"
-cleanup() {
-  "$BIN" cluster stop --dir "$GDIR" > /dev/null 2>&1 || true
-  ZK_BASE="$ZKB" bash "$PEER/stop.sh" > /dev/null 2>&1 || true
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
+. scripts/lib-peers.sh
 
 echo "ZooKeeper 3.9.4, $N servers:"
 ZK_BASE="$ZKB" ZK_PORT_BASE=24180 bash "$PEER/run.sh" "$N" > /dev/null
 ZS=$(cat "$ZKB/servers")
-for _ in $(seq 1 100); do "$BIN" bench --servers "$ZS" --workload create --sessions 1 --warmup 0s --duration 1s --quiet > /dev/null 2>&1 && break; sleep 0.3; done
+wait_zk
 "$BIN" bench barriers --servers "$ZS" --clients 20 --barriers 100 > /dev/null   # JVM warm-up
 "$BIN" bench barriers --servers "$ZS" --clients "$CLIENTS" --barriers "$BARRIERS"
 ZK_BASE="$ZKB" bash "$PEER/stop.sh" > /dev/null 2>&1 || true
 
 echo
 echo "Giraffe classic, $N servers:"
-"$BIN" cluster start --nodes "$N" --classic --dir "$GDIR" --base-port 25180 > /dev/null
+# No limit on connections per address, as the ZooKeeper peer is configured
+# (all the clients come from 127.0.0.1; the default allows 60 per server).
+"$BIN" cluster start --nodes "$N" --classic --dir "$GDIR" --base-port 25180 --set maxClientCnxns=0 > /dev/null
 GS=$(python3 -c "print(','.join('127.0.0.1:%d' % (25180 + i) for i in range($N)))")
 "$BIN" bench barriers --servers "$GS" --clients "$CLIENTS" --barriers "$BARRIERS"
