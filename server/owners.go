@@ -32,14 +32,19 @@ import (
 // the replicated state and of its snapshots.
 
 // bodyMove is a proposal body: the session (8 bytes) now sends its
-// requests through the origin of the entry.
+// requests through the origin of the entry, provided its owner is still
+// the one named next (8 bytes; 0: none recorded). The condition makes a
+// move that arrives late (proposed by a server the client gave up on
+// during the handshake, after a move to another server was ordered) fail
+// instead of taking the session from the server the client is on.
 const bodyMove byte = 4
 
 // claimSession makes this server the owner of session id before a
 // reconnecting client is answered: OK, or why not (ErrSessionExpired if
-// the session ended meanwhile; ErrConnectionLoss if the connection closed
-// or the server is stopping first). Standalone servers own every session
-// already.
+// the session ended meanwhile; ErrSessionMoved if another move was
+// ordered first, and the client should try again; ErrConnectionLoss if the
+// connection closed or the server is stopping first). Standalone servers
+// own every session already.
 func (c *conn) claimSession(id int64) zkproto.Code {
 	r, ok := c.s.pipe.(*replicated)
 	if !ok {
@@ -52,7 +57,8 @@ func (c *conn) claimSession(id int64) zkproto.Code {
 		return zkproto.OK
 	}
 	result := make(chan zkproto.Code, 1)
-	if !c.s.pipe.submit(&proposal{move: id, conn: c, applied: func(res txn.Result, _ *txn.Entry) { result <- res.Err }}) {
+	if !c.s.pipe.submit(&proposal{move: id, moveFrom: owner, conn: c,
+		applied: func(res txn.Result, _ *txn.Entry) { result <- res.Err }}) {
 		return zkproto.ErrConnectionLoss
 	}
 	select {
@@ -63,22 +69,30 @@ func (c *conn) claimSession(id int64) zkproto.Code {
 	}
 }
 
-// moveBody encodes a move of session id.
-func moveBody(id int64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{bodyMove}, uint64(id))
+// moveBody encodes a move of session id away from owner from.
+func moveBody(id int64, from gpaxos.ID) []byte {
+	b := binary.BigEndian.AppendUint64([]byte{bodyMove}, uint64(id))
+	return binary.BigEndian.AppendUint64(b, uint64(from))
 }
 
 // applyMove applies a committed move; the tree lock is held.
 func (r *replicated) applyMove(c *replica.Committed) {
 	var res txn.Result
-	if len(c.Body) != 9 {
+	if len(c.Body) != 17 {
 		r.s.log.Error("malformed session move entry", "zxid", c.Zxid)
 		res.Err = zkproto.ErrBadArguments
-	} else if id := int64(binary.BigEndian.Uint64(c.Body[1:])); r.hasSession(id) {
+		r.complete(c, res, nil)
+		return
+	}
+	id, from := int64(binary.BigEndian.Uint64(c.Body[1:])), gpaxos.ID(binary.BigEndian.Uint64(c.Body[9:]))
+	switch {
+	case !r.hasSession(id):
+		res.Err = zkproto.ErrSessionExpired
+	case r.owners[id] != from:
+		res.Err = zkproto.ErrSessionMoved // moved elsewhere since this was proposed
+	default:
 		r.owners[id] = c.Origin
 		r.s.sessions.touch(id, time.Now())
-	} else {
-		res.Err = zkproto.ErrSessionExpired
 	}
 	r.complete(c, res, nil)
 }
@@ -94,6 +108,21 @@ func (r *replicated) movedAway(e *txn.Entry, origin gpaxos.ID) bool {
 	}
 	owner, ok := r.owners[e.Session]
 	return ok && owner != origin
+}
+
+// refuseMoved refuses a write of a session that has moved to another
+// server. If it came through a connection of this server, that connection
+// is closed rather than answered, as ZooKeeper does (ZOOKEEPER-710): the
+// client learns of a lost connection, reconnects, and its session is
+// claimed again, instead of an application seeing SESSIONMOVED. The tree
+// lock is held.
+func (r *replicated) refuseMoved(c *replica.Committed, e *txn.Entry) {
+	if int64(c.Origin) == r.s.cfg.ServerID {
+		if conn := r.s.connOfSession(e.Session); conn != nil {
+			conn.close("session moved to another server")
+		}
+	}
+	r.complete(c, txn.Result{Err: zkproto.ErrSessionMoved}, e)
 }
 
 // trackOwner keeps the table in step with session creation and closing.

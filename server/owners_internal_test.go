@@ -105,6 +105,25 @@ func TestSessionMovedFencesOldServer(t *testing.T) {
 	if _, _, err := c.Create(ctx, "/still", nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
 		t.Fatalf("write through the new server: %v", err)
 	}
+
+	// A move the old server proposed before the client left it, ordered
+	// only now, takes the session from its old owner: it must fail and
+	// leave the session where the client is.
+	lateMove := make(chan txn.Result, 1)
+	if !old.pipe.submit(&proposal{move: id, moveFrom: oldID, applied: func(r txn.Result, _ *txn.Entry) { lateMove <- r }}) {
+		t.Fatal("submit refused")
+	}
+	if r := <-lateMove; r.Err != zkproto.ErrSessionMoved {
+		t.Fatalf("late move: %v, want SESSIONMOVED", r.Err)
+	}
+	for _, s := range srvs {
+		if owner := ownerOf(s, id); owner != movedID {
+			t.Fatalf("server %d: owner %d after a late move, want %d", s.cfg.ServerID, owner, movedID)
+		}
+	}
+	if _, _, err := c.Create(ctx, "/after-late-move", nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatalf("write after a late move: %v", err)
+	}
 }
 
 func ownerOf(s *Server, id int64) gpaxos.ID {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/storage/wal"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
@@ -31,7 +32,8 @@ type proposal struct {
 	sync bool
 	// move, in an ensemble, is a session reconnecting here from another
 	// server: the item orders the session's move to this server (owners.go).
-	move int64
+	move     int64
+	moveFrom gpaxos.ID // the owner the move takes the session from
 	// abandoned runs, instead of applied, when an ensemble gives up on the
 	// item (a leader change); internal proposals use it to undo their
 	// bookkeeping.

@@ -14,7 +14,6 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
-	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // What a proposal's body carries in an ensemble (first byte).
@@ -118,7 +117,7 @@ func (r *replicated) proposeLoop() {
 		case pr.sync:
 			buf = append(buf[:0], bodySync)
 		case pr.move != 0:
-			buf = append(buf[:0], moveBody(pr.move)...)
+			buf = append(buf[:0], moveBody(pr.move, pr.moveFrom)...)
 		default:
 			pr.entry.Time = time.Now().UnixMilli()
 			buf = pr.entry.Marshal(append(buf[:0], bodyTxn))
@@ -201,7 +200,7 @@ func (r *replicated) apply(c *replica.Committed) {
 		}
 		e.Zxid = int64(c.Zxid)
 		if r.movedAway(e, c.Origin) {
-			r.complete(c, txn.Result{Err: zkproto.ErrSessionMoved}, e)
+			r.refuseMoved(c, e)
 			return
 		}
 		var res txn.Result

@@ -60,6 +60,11 @@ type conn struct {
 // Write queues p to be sent half an RTT from now.
 func (c *conn) Write(p []byte) (int, error) {
 	select {
+	case <-c.done: // checked first: with room in the queue both cases are ready
+		return 0, net.ErrClosed
+	default:
+	}
+	select {
 	case c.out <- chunk{at: time.Now().Add(c.half), b: append([]byte(nil), p...)}:
 		return len(p), nil
 	case <-c.done:
