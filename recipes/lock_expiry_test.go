@@ -3,11 +3,13 @@ package recipes
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -18,11 +20,31 @@ import (
 // (the lost hold counts until the cut), liveness, FIFO order for the queue
 // locks and the lock-delay; the lost holder's sequencer becomes invalid.
 func TestLockHolderExpiry(t *testing.T) {
+	addr := lkStartGiraffe(t)
+	lkHolderExpiry(t, addr, addr)
+}
+
+// TestLockHolderExpiryEnsemble: the same against a classic-3 ensemble of
+// server processes; the contenders' sessions are spread over the three
+// servers, and the victim's is on one server behind the proxy, so its
+// expiry is decided by the leader from the touches the servers replicate.
+func TestLockHolderExpiryEnsemble(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an ensemble of processes")
+	}
+	c := itest.StartEnsemble(t, itest.Classic3)
+	servers := strings.Split(c.ConnectString(), ",")
+	lkHolderExpiry(t, c.ConnectString(), servers[len(servers)-1])
+}
+
+// lkHolderExpiry runs the expiry scenario for every kind: addr is the
+// contenders' connect string, victimTarget the server the victim's proxy
+// leads to.
+func lkHolderExpiry(t *testing.T, addr, victimTarget string) {
 	const (
 		sessionTimeout = 400 * time.Millisecond
 		lockDelay      = 600 * time.Millisecond
 	)
-	addr := lkStartGiraffe(t)
 	for _, k := range lkKinds {
 		t.Run(k.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -38,7 +60,7 @@ func TestLockHolderExpiry(t *testing.T) {
 
 			// The victim: an exclusive contender (client 0 of every kind
 			// is a writer) behind a proxy that will cut it off.
-			px := lkNewProxy(t, addr)
+			px := lkNewProxy(t, victimTarget)
 			victimConn := lkConnect(t, px.addr(), client.WithSessionTimeout(sessionTimeout))
 			victim := k.newLock(victimConn, path, 0, opts...)
 			lost := Hold{Client: "victim", Path: path, Position: NoPosition, Requested: time.Now()}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,8 +53,11 @@ type lkRun struct {
 func (r lkRun) run(t *testing.T, ctx context.Context, hist *History) {
 	t.Helper()
 	conns := make([]*client.Conn, r.clients)
+	servers := strings.Split(r.addr, ",")
 	for i := range conns {
-		conns[i] = lkConnect(t, r.addr)
+		// Spread over the servers of a connect string, in turn.
+		rot := i % len(servers)
+		conns[i] = lkConnect(t, strings.Join(append(servers[rot:], servers[:rot]...), ","))
 	}
 	checker := conns[0]
 	var wg sync.WaitGroup
