@@ -46,7 +46,8 @@
 // DoubleBarrier is the ZooKeeper paper's double barrier in kazoo's layout.
 // Semaphore is kazoo's Semaphore (leases under a node recording their
 // number, a queue lock in front). Party and ShallowParty are kazoo's group
-// membership. Queue is kazoo's priority queue (at-most-once consumption).
+// membership. Queue is kazoo's priority queue (at-most-once consumption);
+// LockingQueue its reliable one (items locked, then consumed or released).
 // Config is the ZooKeeper paper's "ready" znode pattern for a
 // configuration of several values published by one writer.
 package recipes
