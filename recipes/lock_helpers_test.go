@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,4 +201,19 @@ func lkKazooPython(t testing.TB) string {
 		t.Skip("no ../.venv/bin/python: run `make setup-python` to install kazoo for the cross-client tests")
 	}
 	return py
+}
+
+// lkKazooRun runs the kazoo script src with args and returns its output,
+// trimmed; the test fails if the script does.
+func lkKazooRun(t testing.TB, py, src string, args ...string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "kazoo_script.py") // not kazoo.py: that would shadow the package
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, append([]string{script}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kazoo: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

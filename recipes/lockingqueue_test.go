@@ -3,10 +3,6 @@ package recipes
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,7 +118,6 @@ func TestLockingQueueWithKazoo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	script := filepath.Join(t.TempDir(), "kazoo_locking_queue.py")
 	const src = `import sys
 from kazoo.client import KazooClient
 zk = KazooClient(hosts=sys.argv[1]); zk.start()
@@ -134,14 +129,7 @@ print(",".join(out))
 q.put(b"k", priority=9)
 zk.stop()
 `
-	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(py, script, addr).CombinedOutput()
-	if err != nil {
-		t.Fatalf("kazoo: %v\n%s", err, out)
-	}
-	if got := strings.TrimSpace(string(out)); got != "a,b" {
+	if got := lkKazooRun(t, py, src, addr); got != "a,b" {
 		t.Fatalf("kazoo got %q", got)
 	}
 	if v, err := q.Get(ctx); err != nil || string(v) != "k" {

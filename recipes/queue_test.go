@@ -3,11 +3,7 @@ package recipes
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,7 +111,6 @@ func TestQueueWithKazoo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	script := filepath.Join(t.TempDir(), "kazoo_queue.py")
 	const src = `import sys
 from kazoo.client import KazooClient
 zk = KazooClient(hosts=sys.argv[1]); zk.start()
@@ -124,14 +119,7 @@ print(",".join(q.get().decode() for _ in range(3)))
 q.put(b"k2", priority=7); q.put(b"k1", priority=3)
 zk.stop()
 `
-	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(py, script, addr).CombinedOutput()
-	if err != nil {
-		t.Fatalf("kazoo: %v\n%s", err, out)
-	}
-	if got := strings.TrimSpace(string(out)); got != "first,mid,late" {
+	if got := lkKazooRun(t, py, src, addr); got != "first,mid,late" {
 		t.Fatalf("kazoo got %q", got)
 	}
 	for _, want := range []string{"k1", "k2"} {
