@@ -205,7 +205,7 @@ func (p *peer) connect(addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !p.setConn(c) {
+	if !p.setConn(c, addr) {
 		c.Close()
 		return nil, net.ErrClosed
 	}
@@ -355,11 +355,14 @@ func (p *peer) write(c net.Conn, bw *bufio.Writer, batch []outMsg) error {
 	return nil
 }
 
-// setConn records c as the current connection; false after shutdown.
-func (p *peer) setConn(c net.Conn) bool {
+// setConn records c, dialed at addr, as the current connection; false
+// after shutdown or when the address changed while c was being dialed.
+func (p *peer) setConn(c net.Conn, addr string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopped {
+	// A new address set while this one was being dialed (setAddr found no
+	// connection to close) makes the connection stale: the peer moved.
+	if p.stopped || p.addr != addr {
 		return false
 	}
 	p.conn = c
