@@ -148,6 +148,9 @@ func (s *Sim) kick(sv *server) {
 		return
 	}
 	rd := sv.node.Ready()
+	for i := range rd.Early {
+		cost += s.msgCost(&rd.Early[i])
+	}
 	for i := range rd.Messages {
 		cost += s.msgCost(&rd.Messages[i])
 	}
@@ -155,6 +158,18 @@ func (s *Sim) kick(sv *server) {
 	var fsync int64
 	if rd.HardState != nil || rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 {
 		fsync = s.p.FsyncUS
+	}
+	if len(rd.Early) > 0 {
+		// The early messages leave once their CPU is paid, while the
+		// fsync runs; a crash during it loses the Ready but not them.
+		s.clk.after(int64(cost), func() {
+			if sv.inc != inc {
+				return
+			}
+			for _, m := range rd.Early {
+				s.sendMsg(sv, m)
+			}
+		})
 	}
 	s.clk.after(int64(cost)+fsync, func() {
 		if sv.inc != inc {

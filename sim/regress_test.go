@@ -60,6 +60,10 @@ var regressions = []struct {
 		"liveness: a spare added to a group whose other members were all removed afterwards never got the log: its coordinator was gone, it could not campaign (no configuration in its log yet), and it pointed the leader at the removed coordinator; it now asks the leader for the history when the leader writes to it", 0, seedChanges},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 30116, false,
 		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, withChanges},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 300063, true,
+		"liveness: removed servers whose logs had missed their removal kept coordinating their old groups (their configuration still had them), and the members, which had the new configuration, took their heartbeats as a live coordinator: no voter of the new configuration ever ran; members no longer count a coordinator their configuration leaves out of the group as heard", 0, seedChanges},
+	{topology{"classic-3", 3, 1, 2, true}, 300001, true,
+		"liveness (found before leaders sent appends ahead of their fsync, which changed its schedule): a coordinator that knew its own removal, with no leader left to commit it, could neither run for leader nor let its group choose another; it now stops coordinating when no leader is heard", 0, seedChanges},
 }
 
 // changes says whether a regression seed runs with configuration changes.

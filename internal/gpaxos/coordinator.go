@@ -420,8 +420,20 @@ func (n *Node) tickCoordinator() {
 		}
 	}
 	wait := el + rank*hb + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
-	if n.tick-gc.heardGL > wait && n.mayCampaign() {
-		n.campaignGL()
+	if n.tick-gc.heardGL > wait {
+		if n.mayCampaign() {
+			n.campaignGL()
+		} else if !n.voting() {
+			// A coordinator its newest configuration removes keeps its
+			// role while a leader is there to commit the change through
+			// it; with none, it can neither run for leader nor step
+			// aside by itself, and its heartbeats would keep the group
+			// from choosing a coordinator that can (swarm seeds 300001
+			// classic-3 and 300063 at 9-3-3: no leader, ever). It stops
+			// coordinating; the group's voters elect one of their own.
+			n.gc, n.glCand = nil, nil
+			n.heardGC = n.tick
+		}
 	}
 }
 

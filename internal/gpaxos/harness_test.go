@@ -46,7 +46,7 @@ func (nw *net) settle() {
 				continue
 			}
 			rd := n.Ready()
-			nw.queue = append(nw.queue, rd.Messages...)
+			nw.queue = append(append(nw.queue, rd.Early...), rd.Messages...)
 			nw.applied[id] = append(nw.applied[id], rd.CommittedEntries...)
 			n.Advance()
 			progress = true

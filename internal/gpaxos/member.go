@@ -1,5 +1,7 @@
 package gpaxos
 
+import "slices"
+
 // This file holds what every server does as an acceptor and learner of its
 // group: accept the coordinator's appends in order, adopt synchronizations,
 // ask to catch up, and replace a coordinator that fell silent.
@@ -75,7 +77,16 @@ func (n *Node) followCoordinator(ge uint64, coord ID) {
 	if ge > n.maxGE {
 		n.maxGE = ge
 	}
-	n.heardGC = n.tick
+	// A coordinator that this server's configuration no longer puts in
+	// its group is followed (it may still be relaying the change that
+	// removed it) but does not count as heard: if it stays, the group's
+	// voters replace it after an election timeout. A removed server that
+	// missed its removal otherwise coordinates the group for ever, and no
+	// voter of the new configuration ever runs (swarm seed 300063 at
+	// 9-3-3).
+	if coord == n.id || slices.Contains(n.members(), coord) {
+		n.heardGC = n.tick
+	}
 	if coord != n.id {
 		n.gcCand = nil
 	}

@@ -292,6 +292,15 @@ type Ready struct {
 	TruncateAfter *Zxid
 	// Entries must be appended to stable storage.
 	Entries []Entry
+	// Early are messages that may be sent before Entries are durable, while
+	// they are being written: appends and relays that carry entries down
+	// the trees (and proposals on their way to the leader), which claim
+	// nothing about this node's storage. Sending them first overlaps this
+	// node's fsync with the receivers' (ZooKeeper's leader likewise logs a
+	// proposal while sending it), so a write waits for one fsync instead
+	// of one per level of the tree. See earlyMessages for when a message
+	// qualifies.
+	Early []Message
 	// Messages must be sent only after HardState, Snapshot, TruncateAfter
 	// and Entries are durable (fsynced): acknowledgments and promises in
 	// them speak for that state. Messages may be addressed to the node
@@ -331,7 +340,7 @@ func (n *Node) Ready() Ready {
 		rd.TruncateAfter = &z
 	}
 	rd.Entries = n.unstable
-	rd.Messages = n.msgs
+	rd.Early, rd.Messages = n.earlyMessages(rd, n.msgs)
 	if c := min(n.hs.Commit, n.log.last()); c > n.applied {
 		from := n.applied
 		if n.log.snap.Index > from {
@@ -344,6 +353,58 @@ func (n *Node) Ready() Ready {
 	n.snapPending, n.truncate, n.unstable, n.msgs = nil, false, nil, nil
 	n.readyOut = true
 	return rd
+}
+
+// earlyMessages splits msgs, the messages of rd, into those the host may
+// send before rd's entries are durable and the rest.
+//
+// Only a Ready that appends entries and changes nothing else that must be
+// durable (no new promise, epoch or coordinator, no snapshot, no
+// truncation) lets messages go early: a promise or a new epoch must reach
+// the disk before anyone hears of it, or a server that crashed and
+// restarted could promise again or lead the same epoch twice. Of its
+// messages, only those that carry entries or proposals to other servers
+// go early (MsgProp, MsgAppend, MsgGroupAppend): they claim nothing about
+// this node's log, and every acknowledgment, the node's own included (a
+// message to itself), still waits for the fsync. Their commit point must
+// not count an entry of this Ready (it never does today: the node counts
+// itself only through its own acknowledgment, stepped after the fsync; the
+// check keeps that an invariant rather than an accident). A message goes
+// early only if every message before it to the same server does, so each
+// server receives them in the order the node produced them.
+func (n *Node) earlyMessages(rd Ready, msgs []Message) (early, late []Message) {
+	if len(rd.Entries) == 0 || rd.Snapshot != nil || rd.TruncateAfter != nil || len(msgs) == 0 {
+		return nil, msgs
+	}
+	if rd.HardState != nil {
+		votes, saved := *rd.HardState, n.savedHS
+		votes.Commit = saved.Commit
+		if votes != saved {
+			return nil, msgs
+		}
+	}
+	first := rd.Entries[0].Zxid
+	var blocked map[ID]bool
+	for _, m := range msgs {
+		ok := m.To != n.id && !blocked[m.To]
+		switch m.Type {
+		case MsgProp:
+		case MsgAppend, MsgGroupAppend:
+			ok = ok && m.Commit < first
+		default:
+			ok = false
+		}
+		if ok {
+			early = append(early, m)
+			continue
+		}
+		if blocked == nil {
+			blocked = map[ID]bool{}
+		}
+		blocked[m.To] = true
+		late = append(late, m)
+	}
+	return early, late
 }
 
 // Advance tells the node that the last Ready has been persisted, sent and

@@ -461,6 +461,11 @@ func (r *Replica) handleReady() error {
 			continue
 		}
 		rd := r.node.Ready()
+		// Appends down the trees leave while this server's fsync runs
+		// (gpaxos.Ready.Early says which may).
+		for _, m := range rd.Early {
+			r.cfg.Transport.Send(m)
+		}
 		if err := r.st.persist(&rd); err != nil {
 			return err
 		}
