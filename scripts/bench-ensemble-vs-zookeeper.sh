@@ -4,7 +4,8 @@
 # one after the other in one run on this machine: write, read and 50% mixed
 # throughput (1 KiB values, sessions spread over every server), the ZooKeeper
 # paper's create benchmark (one worker), and the longest write gap after a
-# SIGKILL of the leader (TRIALS trials each). Prints Markdown tables.
+# SIGKILL of the leader (TRIALS trials each) and, for the forest, of a
+# coordinator that is not the leader. Prints Markdown tables.
 # Usage: scripts/bench-ensemble-vs-zookeeper.sh [DURATION] [TRIALS] [SIZES]
 #        (defaults 8s, 5, "3 5 7 9")
 set -euo pipefail
@@ -28,6 +29,8 @@ bench_all() { # system nodes servers
 
 giraffe_leader() { "$BIN" cluster status --dir "$GDIR" --json | python3 -c \
   "import json,sys; print([s['id'] for s in json.load(sys.stdin) if s['role']=='leader' and s['alive']][0])"; }
+giraffe_coordinator() { "$BIN" cluster status --dir "$GDIR" --json | python3 -c \
+  "import json,sys; print([s['id'] for s in json.load(sys.stdin) if s['role']=='coordinator' and s['alive']][0])"; }
 
 for n in $SIZES; do
   # ZooKeeper.
@@ -59,6 +62,15 @@ for n in $SIZES; do
       fi
       "$BIN" cluster stop --dir "$GDIR" > /dev/null
     done
+  done
+  # Forest 3-3: a coordinator that is not the leader.
+  for trial in $(seq 1 "$TRIALS"); do
+    rm -rf "$GDIR"
+    "$BIN" cluster start --nodes "$n" --trees 3 --children 3 --dir "$GDIR" --base-port 25180 > /dev/null
+    GS=$(python3 -c "print(','.join('127.0.0.1:%d' % (25180 + i) for i in range($n)))")
+    "$BIN" bench gap --servers "$GS" --kill-cmd "$BIN cluster kill $(giraffe_coordinator) --dir $GDIR" --json \
+      | tag "giraffe-forest-gc" "$n" >> "$RES"
+    "$BIN" cluster stop --dir "$GDIR" > /dev/null
   done
 done
 
@@ -99,4 +111,16 @@ for n in sizes:
         g = gaps(s, n)
         cells.append(f"{statistics.median(g):.0f} / {max(g):.0f}" if g else "-")
     print(f"| {n} | " + " | ".join(cells) + " |")
+print(f"\n**longest write gap after SIGKILL of a coordinator that is not the leader, forest 3-3 (ms; {trials} trials)**\n")
+print("| servers | median | max | every trial |")
+print("|---|---|---|---|")
+for n in sizes:
+    g = gaps("giraffe-forest-gc", n)
+    if g:
+        print(f"| {n} | {statistics.median(g):.0f} | {max(g):.0f} | " + ", ".join(f"{x:.0f}" for x in g) + " |")
+print("\n**longest write gap after SIGKILL of the leader, every trial (ms)**\n")
+print("| servers | ZooKeeper 3.9.4 | Giraffe classic | Giraffe forest 3-3 |")
+print("|---|---|---|---|")
+for n in sizes:
+    print(f"| {n} | " + " | ".join(", ".join(f"{x:.0f}" for x in gaps(s, n)) or "-" for s in systems) + " |")
 PY
