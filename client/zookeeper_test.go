@@ -1,13 +1,8 @@
 package client
 
 import (
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"github.com/giraffe-coord/giraffe/internal/zkpeer"
 	"testing"
-	"time"
 
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -17,42 +12,7 @@ import (
 // set by `make test`).
 func startZooKeeper(t *testing.T) string {
 	t.Helper()
-	lib := os.Getenv("ZK_LIB")
-	if lib == "" {
-		t.Skip("ZK_LIB is not set: run through `make test`, which fetches ZooKeeper")
-	}
-	peer, err := filepath.Abs(filepath.Join(lib, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	portBase := 40000 + ln.Addr().(*net.TCPAddr).Port%15000 // clear of the ensemble tests' ports (10000-32000)
-	ln.Close()
-	env := append(os.Environ(), "ZK_BASE="+t.TempDir(), fmt.Sprintf("ZK_PORT_BASE=%d", portBase), "ZK_FORCESYNC=no")
-	cmd := exec.Command("bash", filepath.Join(peer, "run.sh"), "1")
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("starting ZooKeeper: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		stop := exec.Command("bash", filepath.Join(peer, "stop.sh"))
-		stop.Env = env
-		stop.Run()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", portBase+1)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if nc, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			nc.Close()
-			return addr
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("ZooKeeper did not listen at %s", addr)
-	return ""
+	return zkpeer.Start(t, zkpeer.Options{})
 }
 
 // TestAgainstZooKeeper runs the core of the suite against Apache

@@ -2,9 +2,7 @@ package itest
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"github.com/giraffe-coord/giraffe/internal/zkpeer"
 	"reflect"
 	"sort"
 	"strings"
@@ -289,32 +287,7 @@ func TestDifferentialAgainstZooKeeper(t *testing.T) {
 // (jars fetched by `make setup-java`) and returns its address.
 func startZooKeeper(t *testing.T) string {
 	t.Helper()
-	lib := os.Getenv("ZK_LIB")
-	if lib == "" {
-		t.Skip("ZK_LIB is not set: run through `make test`, which fetches ZooKeeper")
-	}
-	peer, err := filepath.Abs(filepath.Join(lib, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := t.TempDir()
-	portBase, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	portBase = 40000 + portBase%15000 // clear of the ensemble tests' ports (10000-32000)
-	env := append(os.Environ(), "ZK_BASE="+base, fmt.Sprintf("ZK_PORT_BASE=%d", portBase))
-	cmd := exec.Command("bash", filepath.Join(peer, "run.sh"), "1")
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("starting ZooKeeper: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		stop := exec.Command("bash", filepath.Join(peer, "stop.sh"))
-		stop.Env = env
-		stop.Run()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", portBase+1)
+	addr := zkpeer.Start(t, zkpeer.Options{ForceSync: true})
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if r, err := DialRaw(addr, 10000, 0, nil); err == nil {

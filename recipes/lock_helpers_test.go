@@ -2,7 +2,7 @@ package recipes
 
 import (
 	"context"
-	"fmt"
+	"github.com/giraffe-coord/giraffe/internal/zkpeer"
 	"io"
 	"log/slog"
 	"net"
@@ -49,42 +49,7 @@ func lkStartGiraffe(t testing.TB) string {
 // scripts (as the client's tests do) and skips when ZK_LIB is not set.
 func lkStartZooKeeper(t testing.TB) string {
 	t.Helper()
-	lib := os.Getenv("ZK_LIB")
-	if lib == "" {
-		t.Skip("ZK_LIB is not set: run through `make test`, which fetches ZooKeeper")
-	}
-	peer, err := filepath.Abs(filepath.Join(lib, ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	portBase := 40000 + ln.Addr().(*net.TCPAddr).Port%15000 // clear of the ensemble tests' ports (10000-32000)
-	ln.Close()
-	env := append(os.Environ(), "ZK_BASE="+t.TempDir(), fmt.Sprintf("ZK_PORT_BASE=%d", portBase), "ZK_FORCESYNC=no")
-	cmd := exec.Command("bash", filepath.Join(peer, "run.sh"), "1")
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("starting ZooKeeper: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		stop := exec.Command("bash", filepath.Join(peer, "stop.sh"))
-		stop.Env = env
-		stop.Run()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", portBase+1)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if nc, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			nc.Close()
-			return addr
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("ZooKeeper did not listen at %s", addr)
-	return ""
+	return zkpeer.Start(t, zkpeer.Options{})
 }
 
 // lkConnect opens a session that is closed when the test ends.

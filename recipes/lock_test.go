@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/netdelay"
 )
 
 // lkKind is one kind of lock under test.
@@ -48,6 +49,8 @@ type lkRun struct {
 	opts    []LockOption
 	// validate checks every sequencer while held and after release.
 	validate bool
+	// connOpts are options of the contenders' connections.
+	connOpts []client.Option
 }
 
 func (r lkRun) run(t *testing.T, ctx context.Context, hist *History) {
@@ -57,7 +60,7 @@ func (r lkRun) run(t *testing.T, ctx context.Context, hist *History) {
 	for i := range conns {
 		// Spread over the servers of a connect string, in turn.
 		rot := i % len(servers)
-		conns[i] = lkConnect(t, strings.Join(append(servers[rot:], servers[:rot]...), ","))
+		conns[i] = lkConnect(t, strings.Join(append(servers[rot:], servers[:rot]...), ","), r.connOpts...)
 	}
 	checker := conns[0]
 	var wg sync.WaitGroup
@@ -147,6 +150,39 @@ func TestLockContention(t *testing.T) {
 			r.run(t, ctx, &hist)
 			lkCheck(t, &hist, CheckOptions{FIFO: k.fifo}, r.clients*r.rounds)
 		})
+	}
+}
+
+// TestReactiveLockAsynchronous: behind a client round trip well over the
+// poll interval, the reactive lock waits the asynchronous way with a
+// polling window sized by that round trip (more than the fixed
+// AsyncQueueLock's 16), and still excludes and grants in FIFO order.
+func TestReactiveLockAsynchronous(t *testing.T) {
+	addr := lkStartGiraffe(t)
+	const rtt = 60 * time.Millisecond
+	var (
+		mu    sync.Mutex
+		locks []*ReactiveLock
+	)
+	kind := lkKind{name: "reactive-async", fifo: true, newLock: func(c *client.Conn, p string, _ int, o ...LockOption) Locker {
+		l := NewReactiveLock(c, p, o...)
+		mu.Lock()
+		locks = append(locks, l)
+		mu.Unlock()
+		return l
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var hist History
+	r := lkRun{addr: addr, kind: kind, path: "/locks/reactive-async", clients: 8, rounds: 3,
+		connOpts: []client.Option{client.WithDialer(netdelay.Dialer(rtt))}}
+	r.run(t, ctx, &hist)
+	lkCheck(t, &hist, CheckOptions{FIFO: true}, r.clients*r.rounds)
+	for i, l := range locks {
+		st := l.Stats()
+		if !st.Async || st.Window <= defaultMaxInFlight || st.Window > maxPollWindow {
+			t.Errorf("contender %d: async %v, window %d after %d acquisitions (RTT %v measured %v)", i, st.Async, st.Window, st.Acquisitions, rtt, st.RTT)
+		}
 	}
 }
 

@@ -85,6 +85,40 @@ func (q *queueContender) createSync(ctx context.Context) error {
 	}
 }
 
+// createListed creates our node with a listing of the queue pipelined
+// right behind it, so that both are answered after one round trip (the
+// server answers a session's requests in order: the listing sees the
+// create). It returns that listing, or nil when the caller must list
+// again (the create needed a retry, or the listing failed).
+func (q *queueContender) createListed(ctx context.Context) ([]string, error) {
+	create := q.conn.CreateAsync(joinPath(q.dir, q.prefix), q.cfg.data, client.EphemeralSequential, q.cfg.acl)
+	list := q.conn.ChildrenAsync(q.dir)
+	res, err := create.Wait(ctx)
+	switch {
+	case err == nil:
+		q.setNode(res.Path, res.Stat.Czxid)
+	case ctx.Err() != nil:
+		abandonCreate(q.conn, create)
+		return nil, ctx.Err()
+	case isConnLoss(err):
+		// The create may have happened: createSync's rules find it.
+		found, err := q.findNode(ctx)
+		if err != nil || found {
+			return nil, err
+		}
+		return nil, q.createSync(ctx)
+	case errors.Is(err, zkproto.ErrNoNode):
+		return nil, q.createSync(ctx) // it makes the directory
+	default:
+		return nil, err
+	}
+	lr, err := list.Wait(ctx)
+	if err != nil {
+		return nil, nil
+	}
+	return lr.Children, nil
+}
+
 // findNode looks for our node by its prefix after a create whose reply
 // was lost (kazoo's _find_node, Curator's protection mode).
 func (q *queueContender) findNode(ctx context.Context) (bool, error) {

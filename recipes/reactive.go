@@ -18,13 +18,19 @@ import (
 // ephemeral node per contender (kazoo's <uuid>__lock__<seq>), the lowest
 // holding the lock. They differ in how a contender waits:
 //
-//   - synchronous (QueueLock): create, then list, then an exists watch on
-//     the predecessor; two round trips uncontended, and a release wakes
-//     exactly one waiter;
+//   - synchronous (QueueLock's way of waiting): create with a listing
+//     pipelined behind it, then an exists watch on the predecessor; one
+//     round trip uncontended (QueueLock itself lists only after the
+//     create's reply, as seed 001's synchronous queue does: two), and a
+//     release wakes exactly one waiter;
 //   - asynchronous (AsyncQueueLock): the create and listings pipelined, a
 //     listing every poll interval while waiting; one round trip
 //     uncontended and a release noticed within a poll, at the price of the
-//     listings.
+//     listings. The reactive lock keeps as many listings on the wire as
+//     the measured round trip holds intervals (pollWindow), so that it
+//     notices a release within one interval whatever the round trip; the
+//     fixed AsyncQueueLock keeps at most 16, so at a 250 ms round trip it
+//     polls every 15.6 ms.
 //
 // Since both are one queue, contenders may choose differently at the same
 // moment: mutual exclusion and FIFO order hold whatever the mix (and a
@@ -64,6 +70,9 @@ type ReactiveStats struct {
 	// Acquisitions and Switches count the holds and the changes of
 	// protocol.
 	Acquisitions, Switches int
+	// Window is the number of listings the last asynchronous acquisition
+	// kept on the wire (pollWindow of the round trip).
+	Window int
 }
 
 // NewReactiveLock returns a reactive contender for the lock at path. It
@@ -122,20 +131,30 @@ func (l *ReactiveLock) Lock(ctx context.Context) error {
 		return ctx.Err()
 	}
 	l.mu.Lock()
-	async := chooseAsync(l.stats.Async, l.stats.RTT, l.poll)
+	rtt := l.stats.RTT
+	async := chooseAsync(l.stats.Async, rtt, l.poll)
 	l.mu.Unlock()
 	l.probe(nil) // a new sample for the next acquisition
 	var lk Locker = l.sync
+	var err error
+	start := time.Now()
+	window := pollWindow(rtt, l.poll)
 	if async {
 		lk = l.async
+		l.async.q.cfg.maxInFlight = window
+		err = l.async.Lock(ctx)
+	} else {
+		err = l.sync.lock(ctx, true)
 	}
-	start := time.Now()
-	if err := lk.Lock(ctx); err != nil {
+	if err != nil {
 		return err
 	}
 	l.mu.Lock()
 	l.cur = lk
 	l.stats.record(async, time.Since(start))
+	if async {
+		l.stats.Window = window
+	}
 	l.mu.Unlock()
 	return nil
 }

@@ -57,3 +57,20 @@ func chooseAsync(async bool, rtt, poll time.Duration) bool {
 	}
 	return rtt >= poll
 }
+
+// Bounds of the reactive lock's polling window (listings on the wire).
+const (
+	minPollWindow = defaultMaxInFlight
+	maxPollWindow = 256
+)
+
+// pollWindow is how many listings the reactive lock keeps on the wire
+// while it waits asynchronously: enough for one to arrive every poll
+// interval over the measured round trip, within bounds (the listings cost
+// the servers only reads; 256 covers half a second at 2 ms).
+func pollWindow(rtt, poll time.Duration) int {
+	if poll <= 0 {
+		return minPollWindow
+	}
+	return min(max(int(rtt/poll)+1, minPollWindow), maxPollWindow)
+}

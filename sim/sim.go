@@ -218,7 +218,7 @@ func (s *Sim) converge(deadline int64) {
 		var detail string
 		for _, sv := range s.members() {
 			st := sv.node.Status()
-			detail += fmt.Sprintf("\n  server %d: pos=%d %+v", sv.id, sv.pos, st)
+			detail += fmt.Sprintf("\n  server %d: pos=%d %+v groups=%v up=%v", sv.id, sv.pos, st, sv.node.Voters().Groups, sv.up)
 		}
 		s.fail(failLiveness, "liveness: not converged (canonical length %d, post-heal ops %d)%s", len(s.chk.canon), s.stats.postHeal, detail)
 	}

@@ -86,7 +86,7 @@ func (n *Node) sendNewGEpoch() {
 			}
 		}
 		for _, id := range to {
-			n.send(Message{Type: MsgNewGEpoch, To: id, Epoch: c.epoch, Leader: n.id, Group: g})
+			n.send(Message{Type: MsgNewGEpoch, To: id, Epoch: c.epoch, Leader: n.id, Group: g, Members: members})
 		}
 	}
 	c.retries++

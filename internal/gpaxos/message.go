@@ -97,12 +97,17 @@ type Message struct {
 	// Promisers: GEpochAck, the members whose promises it reports; the
 	// candidate counts their majority under its own configuration.
 	Promisers []ID
+	// Members: NewGEpoch, the members of Group in the candidate's
+	// configuration; the coordinator asks them for promises too, so that
+	// a coordinator with an older configuration still reaches the members
+	// the candidate counts.
+	Members []ID
 }
 
 // Size returns an estimate of the encoded size of m in bytes, used by the
 // simulator's cost model.
 func (m *Message) Size() int {
-	n := 64 + 8*len(m.Down) + 8*len(m.GCs) + 8*len(m.Promisers)
+	n := 64 + 8*len(m.Down) + 8*len(m.GCs) + 8*len(m.Promisers) + 8*len(m.Members)
 	for _, e := range m.Entries {
 		n += 16 + len(e.Data)
 	}

@@ -286,9 +286,24 @@ func TestSetPeers(t *testing.T) {
 	if err := a.SetPeers(map[gpaxos.ID]string{2: b2.Addr().String()}); err != nil {
 		t.Fatal(err)
 	}
-	a.Send(msg(1, 2, 5))
-	if m := recvN(t, b2, 1, 5*time.Second)[0]; m.Commit != 5 {
-		t.Fatalf("got %+v", m)
+	// The transport drops what it was writing when a connection ends, and
+	// SetPeers ends the one to the old address: a message sent just then
+	// may be lost (the protocol retransmits), so send until one arrives.
+	deadline := time.After(5 * time.Second)
+	resend := time.NewTicker(100 * time.Millisecond)
+	defer resend.Stop()
+	for arrived := false; !arrived; {
+		a.Send(msg(1, 2, 5))
+		select {
+		case m := <-b2.Recv():
+			if m.Commit != 5 {
+				t.Fatalf("got %+v", m)
+			}
+			arrived = true
+		case <-resend.C:
+		case <-deadline:
+			t.Fatal("server 2's new process received nothing in 5s")
+		}
 	}
 	if err := a.SetPeers(map[gpaxos.ID]string{0: "x"}); err == nil {
 		t.Fatal("peer ID zero accepted")
