@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,10 +91,10 @@ func WriteCSV(dir, name string, rs []Result) (string, error) {
 		return "", err
 	}
 	w := csv.NewWriter(f)
-	w.Write([]string{"kind", "user_rtt_ms", "cluster_rtt_ms", "interarrival_ms", "service_ms", "requests", "mean_ms", "p50_ms", "p99_ms"})
+	w.Write([]string{"kind", "user_rtt_ms", "cluster_rtt_ms", "interarrival_ms", "service_ms", "requests", "mean_ms", "p50_ms", "p99_ms", "se_ms"})
 	for _, r := range rs {
 		w.Write([]string{r.Kind, num(ms(r.UserRTT)), num(ms(r.ClusterRTT)), num(ms(r.Interarrival)), num(ms(r.Service)),
-			strconv.Itoa(r.Requests), num(ms(r.Mean)), num(ms(r.P50)), num(ms(r.P99))})
+			strconv.Itoa(r.Requests), num(ms(r.Mean)), num(ms(r.P50)), num(ms(r.P99)), num(ms(r.SE))})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -114,6 +115,10 @@ type ReactiveGap struct {
 	Reactive time.Duration
 	// Ratio is Reactive / BestMean.
 	Ratio float64
+	// Z is the reactive lock's excess over the best fixed kind in
+	// standard errors of the difference (see Result.SE): below 2 the
+	// measurement cannot tell the two apart.
+	Z float64
 }
 
 // Gaps returns the reactive lock's gap to the best fixed kind at every
@@ -130,18 +135,22 @@ func Gaps(rs []Result) []ReactiveGap {
 	var out []ReactiveGap
 	for _, p := range order {
 		g := ReactiveGap{Point: p, Reactive: -1, BestMean: -1}
+		var reactiveSE, bestSE time.Duration
 		for _, r := range byPoint[p] {
 			switch {
 			case r.Kind == "reactive":
-				g.Reactive = r.Mean
+				g.Reactive, reactiveSE = r.Mean, r.SE
 			case g.BestMean < 0 || r.Mean < g.BestMean:
-				g.Best, g.BestMean = r.Kind, r.Mean
+				g.Best, g.BestMean, bestSE = r.Kind, r.Mean, r.SE
 			}
 		}
 		if g.Reactive < 0 || g.BestMean <= 0 {
 			continue
 		}
 		g.Ratio = float64(g.Reactive) / float64(g.BestMean)
+		if se := math.Hypot(float64(reactiveSE), float64(bestSE)); se > 0 {
+			g.Z = float64(g.Reactive-g.BestMean) / se
+		}
 		out = append(out, g)
 	}
 	return out
@@ -149,8 +158,8 @@ func Gaps(rs []Result) []ReactiveGap {
 
 // String describes a gap on one line.
 func (g ReactiveGap) String() string {
-	return fmt.Sprintf("user %v cluster %v interarrival %v service %v: reactive %.1f ms, best %s %.1f ms (x%.2f)",
-		g.UserRTT, g.ClusterRTT, g.Interarrival, g.Service, ms(g.Reactive), g.Best, ms(g.BestMean), g.Ratio)
+	return fmt.Sprintf("user %v cluster %v interarrival %v service %v: reactive %.1f ms, best %s %.1f ms (x%.2f, %.1f standard errors)",
+		g.UserRTT, g.ClusterRTT, g.Interarrival, g.Service, ms(g.Reactive), g.Best, ms(g.BestMean), g.Ratio, g.Z)
 }
 
 // kindsOf returns the kinds in rs, in first-seen order.

@@ -72,6 +72,12 @@ type Result struct {
 	// Mean, P50 and P99 of the time from a request's arrival to the lock
 	// being held.
 	Mean, P50, P99 time.Duration
+	// SE is the standard error of Mean (the sample's standard deviation
+	// over the square root of its size). Latencies of successive requests
+	// are correlated (they queue behind each other), so it understates the
+	// real uncertainty, most where the lock is overloaded; it says how far
+	// apart two means must be before the difference means anything.
+	SE time.Duration
 }
 
 // Measure runs every kind of setup at p, at once, and returns a result per
@@ -190,6 +196,14 @@ func measureKind(ctx context.Context, setup Setup, p Point, kind string, seed in
 	}
 	res.Requests = len(measured)
 	res.Mean = sum / time.Duration(len(measured))
+	var sq float64
+	for _, l := range measured {
+		d := float64(l - res.Mean)
+		sq += d * d
+	}
+	if n := len(measured); n > 1 {
+		res.SE = time.Duration(math.Sqrt(sq/float64(n-1)) / math.Sqrt(float64(n)))
+	}
 	res.P50 = measured[len(measured)/2]
 	res.P99 = measured[min(len(measured)-1, int(math.Ceil(float64(len(measured))*0.99))-1)]
 	return res, nil

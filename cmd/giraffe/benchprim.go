@@ -111,17 +111,19 @@ end it compares the reactive lock with the best fixed kind at every point.`,
 				}
 			}
 			gaps := primitives.Gaps(all)
-			within := 0
+			within, clear := 0, 0
 			worst := primitives.ReactiveGap{}
 			for _, g := range gaps {
 				if g.Ratio <= 1.10 {
 					within++
+				} else if g.Z >= 2 {
+					clear++
 				}
 				if g.Ratio > worst.Ratio {
 					worst = g
 				}
 			}
-			fmt.Printf("reactive lock within 10%% of the best fixed kind at %d of %d points\n", within, len(gaps))
+			fmt.Printf("reactive lock within 10%% of the best fixed kind at %d of %d points; over it by two standard errors or more at %d\n", within, len(gaps), clear)
 			for _, g := range gaps {
 				if g.Ratio > 1.10 {
 					fmt.Printf("  over: %s\n", g)
