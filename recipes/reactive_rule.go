@@ -8,12 +8,12 @@ import "time"
 //
 //   - with no added client round trip the synchronous queue lock is the
 //     faster of the two queue protocols (at 100 and 250 ms between
-//     servers: 202 vs 257 ms and 1.15 vs 2.0 s to acquire): polling only
+//     servers: 223 vs 265 ms and 1.07 vs 1.79 s to acquire): polling only
 //     adds listings, each of which waits behind the session's writes;
 //   - from 50 ms of client round trip on, the asynchronous one wins at
-//     every server round trip (58 vs 121 ms at 50 ms; 128 vs 294 ms at
-//     100 ms): pipelining the create with the listing saves one client
-//     round trip uncontended, and a poll notices a release about half a
+//     every server round trip (62 vs 132 ms at 50 ms; 138 vs 299 ms at
+//     100 ms, no server round trip): pipelining the create with the
+//     listing saves one client round trip uncontended, and a poll notices a release about half a
 //     round trip sooner than a watch followed by a listing.
 //
 // So the rule uses the client's round trip only: asynchronous once it
