@@ -13,8 +13,9 @@ import "time"
 //   - from 50 ms of client round trip on, the asynchronous one wins at
 //     every server round trip (62 vs 132 ms at 50 ms; 138 vs 299 ms at
 //     100 ms, no server round trip): pipelining the create with the
-//     listing saves one client round trip uncontended, and a poll notices a release about half a
-//     round trip sooner than a watch followed by a listing.
+//     listing saves one client round trip uncontended, and a poll
+//     notices a release about half a round trip sooner than a watch
+//     followed by a listing.
 //
 // So the rule uses the client's round trip only: asynchronous once it
 // reaches the poll interval (polls then cost less than the round trips
