@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	dto "github.com/prometheus/client_model/go"
 	"io"
 	"log/slog"
 	"sync"
@@ -133,6 +134,18 @@ func TestInProcessEnsembleReplicates(t *testing.T) {
 			kids, _, err := last.Children("/x")
 			if err != nil || len(kids) != 100 {
 				t.Fatalf("%d children, %v", len(kids), err)
+			}
+			// Every server logged the 101 creates and says so in its
+			// fsync metrics.
+			for i, s := range srvs {
+				var m dto.Metric
+				if err := s.metrics.batchSize.Write(&m); err != nil {
+					t.Fatal(err)
+				}
+				h := m.GetHistogram()
+				if h.GetSampleCount() == 0 || h.GetSampleSum() < 101 {
+					t.Errorf("server %d: fsync batches %d, entries %v; want at least 101 entries", i+1, h.GetSampleCount(), h.GetSampleSum())
+				}
 			}
 		})
 	}

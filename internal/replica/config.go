@@ -56,6 +56,10 @@ type Config struct {
 	// (the entry's context) while the change is still in flight. It must
 	// not block.
 	OnConfig func(voters quorum.Config, context []byte)
+	// OnSync, when set, is called from the replica's goroutine after each
+	// fsync of the log with the number of entries it made durable and how
+	// long it took (the server's fsync metrics). It must not block.
+	OnSync func(entries int, took time.Duration)
 }
 
 func (c *Config) fill() error {

@@ -131,6 +131,7 @@ func Open(cfg Config) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.onSync = cfg.OnSync
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	node, err := gpaxos.RestartNode(gpaxos.Config{
 		ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,

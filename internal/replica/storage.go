@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
@@ -29,6 +30,8 @@ type storage struct {
 	noSync bool
 	logger *slog.Logger
 	saved  gpaxos.HardState
+	// onSync, if set, hears of every fsync of the log (Config.OnSync).
+	onSync func(entries int, took time.Duration)
 }
 
 // recovered is what storage held at open.
@@ -131,8 +134,12 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 		}
 	}
 	if len(rd.Entries) > 0 {
+		start := time.Now()
 		if err := s.log.Sync(); err != nil {
 			return err
+		}
+		if s.onSync != nil {
+			s.onSync(len(rd.Entries), time.Since(start))
 		}
 	}
 	if rd.HardState != nil && !sameVotes(*rd.HardState, s.saved) {
