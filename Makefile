@@ -68,12 +68,12 @@ bench-ensemble:
 
 ## bench-primitives: seed 001's lock experiments on a local ensemble (CSV + SVG in docs/primitives/; about 30 minutes).
 bench-primitives: build
-	$(BIN) bench primitives --out docs/primitives
+	$(BIN) bench primitives --out docs/primitives --requests 100
 
 ## bench-zk-tables: the ZooKeeper paper's Tables 2 (creates/s) and 3 (double barriers), Giraffe beside ZooKeeper 3.9.
 bench-zk-tables:
 	scripts/bench-create-table.sh 8s
-	scripts/bench-barriers-table.sh 50,100,200 200
+	scripts/bench-barriers-table.sh
 
 setup: setup-python setup-java
 
