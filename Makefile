@@ -66,7 +66,7 @@ bench-vs-zookeeper:
 bench-ensemble:
 	scripts/bench-ensemble-vs-zookeeper.sh 8s 5
 
-## bench-primitives: seed 001's lock experiments on a local ensemble (CSV + SVG in docs/primitives/; about 30 minutes).
+## bench-primitives: seed 001's lock experiments on a local ensemble (CSV + SVG in docs/primitives/; about 40 minutes).
 bench-primitives: build
 	$(BIN) bench primitives --out docs/primitives --requests 100
 
