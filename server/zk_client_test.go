@@ -359,6 +359,11 @@ func TestSessionExpiryAndReconnect(t *testing.T) {
 	watcher, _ := connect(t, s.Addr().String())
 	short, _ := connect(t, s.Addr().String())
 	must(short.Create("/e", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)))
+	// In an ensemble the watcher is on another server, which may not have
+	// applied the create yet (its exists would then set a creation watch).
+	if _, err := watcher.Sync("/e"); err != nil {
+		t.Fatal(err)
+	}
 	_, _, ev, err := watcher.ExistsW("/e")
 	if err != nil {
 		t.Fatal(err)
@@ -387,6 +392,9 @@ func TestSessionExpiryAndReconnect(t *testing.T) {
 	waitFor(t, "reconnect", func() bool { _, _, err := c.Exists("/e2"); return err == nil })
 	if c.SessionID() != sid {
 		t.Fatalf("session changed from %x to %x", sid, c.SessionID())
+	}
+	if _, err := watcher.Sync("/e2"); err != nil {
+		t.Fatal(err)
 	}
 	if ok, _, _ := watcher.Exists("/e2"); !ok {
 		t.Fatal("ephemeral lost across a reconnect")
