@@ -77,7 +77,11 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 		}
 	}
 	seg := segs[keep-1]
-	end, last, err := endAfter(seg, zxid)
+	size := int64(-1) // the whole file, unless it is the active one
+	if l.active != nil && l.activePath == seg.path {
+		size = l.size
+	}
+	end, last, err := endAfter(seg, size, zxid)
 	if err != nil {
 		return err
 	}
@@ -85,15 +89,21 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 		return fmt.Errorf("wal: active segment %s is not the newest segment %s", l.activePath, seg.path)
 	}
 	if l.active == nil {
-		f, err := os.OpenFile(seg.path, os.O_WRONLY|os.O_APPEND, 0)
+		f, err := os.OpenFile(seg.path, os.O_WRONLY, 0)
 		if err != nil {
 			return err
 		}
 		l.setActive(f, seg.path, end)
 	}
+	// Cutting the file (zeros written ahead included) leaves nothing of the
+	// dropped records for a later recovery to find.
 	if err := l.active.Truncate(end); err != nil {
 		return err
 	}
+	if _, err := l.active.Seek(end, io.SeekStart); err != nil {
+		return err
+	}
+	l.alloc = end
 	if !l.opts.NoSync {
 		if err := l.active.Sync(); err != nil {
 			return err
@@ -106,8 +116,10 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 }
 
 // endAfter returns the offset just past the last record of seg with a zxid
-// not greater than zxid, and that record's zxid.
-func endAfter(seg segmentFile, zxid int64) (end, last int64, err error) {
+// not greater than zxid, and that record's zxid. size is where seg's
+// records end (the active segment's, before the zeros written ahead), or -1
+// for the whole file.
+func endAfter(seg segmentFile, size, zxid int64) (end, last int64, err error) {
 	f, err := os.Open(seg.path)
 	if err != nil {
 		return 0, 0, err
@@ -122,7 +134,10 @@ func endAfter(seg segmentFile, zxid int64) (end, last int64, err error) {
 		return 0, 0, err
 	}
 	end, last = segmentHeaderSize, h.prev
-	sc := newScanner(f, st.Size(), false)
+	if size < 0 {
+		size = st.Size()
+	}
+	sc := newScanner(f, size, false)
 	for {
 		z, _, err := sc.next()
 		if err == io.EOF || (err == nil && z > zxid) {
