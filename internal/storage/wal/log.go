@@ -218,7 +218,9 @@ func (l *Log) openActive(path string, size int64) error {
 }
 
 // setActive makes f, whose records end at size and whose write offset is
-// there, the active segment; the file must be size bytes long.
+// there, the active segment. It counts no zeros ahead, so the file must be
+// size bytes long, or be cut to it before the next Append (TruncateAfter
+// reopening an older segment does so).
 func (l *Log) setActive(f *os.File, path string, size int64) {
 	l.active, l.activePath, l.size, l.alloc = f, path, size, size
 	if l.w == nil {
