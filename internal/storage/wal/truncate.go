@@ -94,16 +94,15 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 			return err
 		}
 		l.setActive(f, seg.path, end)
-	}
-	// Cutting the file (zeros written ahead included) leaves nothing of the
-	// dropped records for a later recovery to find.
-	if err := l.active.Truncate(end); err != nil {
+		if err := l.active.Truncate(end); err != nil {
+			return err
+		}
+	} else if err := l.zeroFrom(end); err != nil {
 		return err
 	}
 	if _, err := l.active.Seek(end, io.SeekStart); err != nil {
 		return err
 	}
-	l.alloc = end
 	if !l.opts.NoSync {
 		if err := l.active.Sync(); err != nil {
 			return err
@@ -152,4 +151,28 @@ func endAfter(seg segmentFile, size, zxid int64) (end, last int64, err error) {
 		}
 		end, last = sc.off, z
 	}
+}
+
+// zeroFrom drops the active segment's records from end on by writing zeros
+// over them, so that nothing of them is left for a later recovery to find.
+// Where zeros were written ahead (alloc > size) this keeps the file's
+// length and blocks, which truncating would free only for reserve to
+// allocate them again (two journal commits and a flush of the zeros on the
+// way to the next acknowledgment); otherwise the file is cut.
+func (l *Log) zeroFrom(end int64) error {
+	if l.alloc == l.size {
+		if err := l.active.Truncate(end); err != nil {
+			return err
+		}
+		l.alloc = end
+		return nil
+	}
+	for off := end; off < l.size; {
+		n := min(int64(len(zeroBlock)), l.size-off)
+		if _, err := l.active.WriteAt(zeroBlock[:n], off); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
 }
