@@ -42,9 +42,6 @@ func (l *Log) Append(zxid int64, payload []byte) error {
 		// then check again, since others may have appended meanwhile.
 		l.syncDone.Wait()
 	}
-	if err := l.reserve(l.size + n); err != nil {
-		return l.fail(err)
-	}
 	var hdr [recordHeaderSize]byte
 	putRecordHeader(hdr[:], zxid, payload)
 	if _, err := l.w.Write(hdr[:]); err != nil {
@@ -67,9 +64,6 @@ func (l *Log) Append(zxid int64, payload []byte) error {
 func (l *Log) rotate() error {
 	if l.active != nil {
 		if err := l.flushAndSync(); err != nil {
-			return err
-		}
-		if err := l.trimActive(); err != nil {
 			return err
 		}
 		if err := l.active.Close(); err != nil {

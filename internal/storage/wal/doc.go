@@ -28,15 +28,6 @@
 // offset and changes nothing. docs/storage.md has the byte layout and the
 // rules in full.
 //
-// # Zeros written ahead
-//
-// The newest segment is filled with zeros a few MiB ahead of its records
-// (with fsync on): an fdatasync after overwriting zeros already on disk
-// does not have to commit a new file length or block allocation, which on
-// ext4 makes it about twice as fast. Rotation and Close cut the zeros off,
-// so only the newest segment ever ends in zeros; after a crash, recovery
-// cuts them as a zero-filled tail (with the usual warning).
-//
 // # Concurrency
 //
 // All methods of Log are safe for concurrent use. The expected user is one

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,14 +18,6 @@ const DefaultSegmentBytes = 64 << 20
 
 // writeBufferBytes is the size of the buffer between Append and the file.
 const writeBufferBytes = 256 << 10
-
-// preallocBytes is how far ahead of its records the active segment is
-// filled with zeros. An fdatasync after overwriting zeros already on disk
-// does not commit a new file size or block allocation to the file
-// system's journal, which on ext4 halves its cost (BenchmarkFileDatasync);
-// the zeros past the last record are cut at rotation, at Close, and by
-// recovery after a crash (a zero-filled tail of the newest segment).
-const preallocBytes = 4 << 20
 
 // Options configures a Log.
 type Options struct {
@@ -68,13 +59,8 @@ type Log struct {
 	active     *os.File
 	activePath string
 	w          *bufio.Writer
-	// size is the length of the active segment's records, buffered bytes
-	// included.
+	// size is the length of the active segment, buffered bytes included.
 	size int64
-	// alloc is the length of the active segment's file: size plus the
-	// zeros written ahead (see preallocBytes). Bytes in [size, alloc) are
-	// zero on disk.
-	alloc int64
 	// dirty is true when bytes were appended since the last fsync started.
 	dirty    bool
 	lastZxid int64
@@ -196,12 +182,8 @@ func (l *Log) cutTornTail(info *segmentInfo) error {
 // openActive makes the segment at path, whose valid data ends at size, the
 // one Append writes to.
 func (l *Log) openActive(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return err
-	}
-	if _, err := f.Seek(size, io.SeekStart); err != nil {
-		f.Close()
 		return err
 	}
 	st, err := f.Stat()
@@ -217,12 +199,8 @@ func (l *Log) openActive(path string, size int64) error {
 	return nil
 }
 
-// setActive makes f, whose records end at size and whose write offset is
-// there, the active segment. It counts no zeros ahead, so the file must be
-// size bytes long, or be cut to it before the next Append (TruncateAfter
-// reopening an older segment does so).
 func (l *Log) setActive(f *os.File, path string, size int64) {
-	l.active, l.activePath, l.size, l.alloc = f, path, size, size
+	l.active, l.activePath, l.size = f, path, size
 	if l.w == nil {
 		l.w = bufio.NewWriterSize(f, writeBufferBytes)
 	} else {
@@ -275,9 +253,6 @@ func (l *Log) Close() error {
 	var err error
 	if l.err == nil && l.active != nil {
 		err = l.flushAndSync()
-		if err == nil {
-			err = l.trimActive()
-		}
 	}
 	l.closed = true
 	err = errors.Join(err, l.closeFiles())
@@ -311,52 +286,5 @@ func (l *Log) flushAndSync() error {
 		}
 	}
 	l.dirty = false
-	return nil
-}
-
-// reserve makes the active file at least end bytes long, writing zeros
-// preallocBytes ahead (but not past the segment size unless a record needs
-// it). Callers hold mu. With NoSync there is no fsync to speed up and the
-// file keeps its exact length.
-func (l *Log) reserve(end int64) error {
-	if end <= l.alloc {
-		return nil
-	}
-	if l.opts.NoSync {
-		l.alloc = end // the record itself will make the file this long
-		return nil
-	}
-	target := max(end, min(l.alloc+preallocBytes, l.opts.SegmentBytes))
-	for l.alloc < target {
-		n := min(int64(len(zeroBlock)), target-l.alloc)
-		if _, err := l.active.WriteAt(zeroBlock[:n], l.alloc); err != nil {
-			return err
-		}
-		l.alloc += n
-	}
-	return nil
-}
-
-// zeroBlock is what reserve writes ahead.
-var zeroBlock = make([]byte, 256<<10)
-
-// trimActive cuts the zeros written ahead off the active segment and syncs
-// the new length, so that a segment that stops being the newest (or a log
-// closed cleanly) ends at its last record: Open accepts a zero-filled tail
-// only in the newest segment. Callers hold mu, flushed the buffer and made
-// sure no fsync runs.
-func (l *Log) trimActive() error {
-	if l.alloc == l.size {
-		return nil
-	}
-	if err := l.active.Truncate(l.size); err != nil {
-		return l.fail(err)
-	}
-	if !l.opts.NoSync {
-		if err := l.active.Sync(); err != nil {
-			return l.fail(err)
-		}
-	}
-	l.alloc = l.size
 	return nil
 }

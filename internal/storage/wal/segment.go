@@ -97,12 +97,11 @@ func listTemps(dir string) ([]string, error) {
 // header is written and synced under a temporary name, then renamed, then
 // the directory is synced. So a segment file that exists under its real
 // name always has a complete header, and a crash leaves at most a temporary
-// file that Open removes. The returned file's offset is just after the
-// header.
+// file that Open removes. The returned file is open for appending.
 func createSegment(dir string, h segmentHeader, noSync bool) (f *os.File, path string, err error) {
 	path = filepath.Join(dir, segmentName(h.base()))
 	tmp := path + tempSuffix
-	f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, "", err
 	}

@@ -77,11 +77,7 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 		}
 	}
 	seg := segs[keep-1]
-	size := int64(-1) // the whole file, unless it is the active one
-	if l.active != nil && l.activePath == seg.path {
-		size = l.size
-	}
-	end, last, err := endAfter(seg, size, zxid)
+	end, last, err := endAfter(seg, zxid)
 	if err != nil {
 		return err
 	}
@@ -89,18 +85,13 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 		return fmt.Errorf("wal: active segment %s is not the newest segment %s", l.activePath, seg.path)
 	}
 	if l.active == nil {
-		f, err := os.OpenFile(seg.path, os.O_WRONLY, 0)
+		f, err := os.OpenFile(seg.path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return err
 		}
 		l.setActive(f, seg.path, end)
-		if err := l.active.Truncate(end); err != nil {
-			return err
-		}
-	} else if err := l.zeroFrom(end); err != nil {
-		return err
 	}
-	if _, err := l.active.Seek(end, io.SeekStart); err != nil {
+	if err := l.active.Truncate(end); err != nil {
 		return err
 	}
 	if !l.opts.NoSync {
@@ -115,10 +106,8 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 }
 
 // endAfter returns the offset just past the last record of seg with a zxid
-// not greater than zxid, and that record's zxid. size is where seg's
-// records end (the active segment's, before the zeros written ahead), or -1
-// for the whole file.
-func endAfter(seg segmentFile, size, zxid int64) (end, last int64, err error) {
+// not greater than zxid, and that record's zxid.
+func endAfter(seg segmentFile, zxid int64) (end, last int64, err error) {
 	f, err := os.Open(seg.path)
 	if err != nil {
 		return 0, 0, err
@@ -133,10 +122,7 @@ func endAfter(seg segmentFile, size, zxid int64) (end, last int64, err error) {
 		return 0, 0, err
 	}
 	end, last = segmentHeaderSize, h.prev
-	if size < 0 {
-		size = st.Size()
-	}
-	sc := newScanner(f, size, false)
+	sc := newScanner(f, st.Size(), false)
 	for {
 		z, _, err := sc.next()
 		if err == io.EOF || (err == nil && z > zxid) {
@@ -151,28 +137,4 @@ func endAfter(seg segmentFile, size, zxid int64) (end, last int64, err error) {
 		}
 		end, last = sc.off, z
 	}
-}
-
-// zeroFrom drops the active segment's records from end on by writing zeros
-// over them, so that nothing of them is left for a later recovery to find.
-// Where zeros were written ahead (alloc > size) this keeps the file's
-// length and blocks, which truncating would free only for reserve to
-// allocate them again (two journal commits and a flush of the zeros on the
-// way to the next acknowledgment); otherwise the file is cut.
-func (l *Log) zeroFrom(end int64) error {
-	if l.alloc == l.size {
-		if err := l.active.Truncate(end); err != nil {
-			return err
-		}
-		l.alloc = end
-		return nil
-	}
-	for off := end; off < l.size; {
-		n := min(int64(len(zeroBlock)), l.size-off)
-		if _, err := l.active.WriteAt(zeroBlock[:n], off); err != nil {
-			return err
-		}
-		off += n
-	}
-	return nil
 }
