@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	dto "github.com/prometheus/client_model/go"
 	"io"
 	"log/slog"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 )

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -64,6 +65,14 @@ func newMetrics() *metrics {
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// observeSync records one fsync of the log: how long it took and how many
+// entries it made durable (the standalone pipeline's and an ensemble
+// member's replica alike).
+func (m *metrics) observeSync(entries int, took time.Duration) {
+	m.fsyncSeconds.Observe(took.Seconds())
+	m.batchSize.Observe(float64(entries))
 }
 
 // register adds the gauges that read the server's state when scraped.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
@@ -47,10 +46,7 @@ func openReplica(s *Server) (*replicated, error) {
 		// A server being added must be reachable as soon as the change is
 		// appended: its coordinator relays to it before the change commits.
 		OnConfig: func(_ quorum.Config, context []byte) { s.learnAddresses(tr, context) },
-		OnSync: func(entries int, took time.Duration) {
-			s.metrics.fsyncSeconds.Observe(took.Seconds())
-			s.metrics.batchSize.Observe(float64(entries))
-		},
+		OnSync:   s.metrics.observeSync,
 	})
 	if err != nil {
 		tr.Close()

@@ -166,8 +166,7 @@ func (p *pipeline) logLoop() {
 				p.s.fail(err)
 				return
 			}
-			p.s.metrics.fsyncSeconds.Observe(time.Since(start).Seconds())
-			p.s.metrics.batchSize.Observe(float64(writes))
+			p.s.metrics.observeSync(writes, time.Since(start))
 		}
 		select {
 		case p.toApply <- batch:

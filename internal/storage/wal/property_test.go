@@ -16,7 +16,7 @@ func TestRandomOperations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for run := range 8 {
 		dir := t.TempDir()
-		// Every other run with fsync on, where the log writes zeros ahead.
+		// Every other run with fsync on, so the paths that sync are driven too.
 		opts := Options{SegmentBytes: int64(64 + rng.IntN(2048)), NoSync: run%2 == 0}
 		l, _ := openT(t, dir, opts)
 		var model []rec
