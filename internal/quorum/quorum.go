@@ -19,7 +19,10 @@ import (
 	"sort"
 )
 
-// ID identifies a voting server.
+// ID identifies a server of the ensemble (ZooKeeper's myid); zero means
+// none. It is Giraffe's one server-id type: gpaxos.ID and members.ID are
+// aliases of it, and ids read from configuration files, flags and JSON are
+// converted to it where they are parsed.
 type ID uint64
 
 // Config is a voting configuration: Groups[g] lists the servers that vote in
