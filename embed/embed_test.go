@@ -169,17 +169,17 @@ func freePorts(t *testing.T, n int) []int {
 // another.
 func TestEnsembleMembers(t *testing.T) {
 	ports := freePorts(t, 3)
-	var peers []server.Peer
+	var peers []server.Member
 	for i, p := range ports {
-		peers = append(peers, server.Peer{ID: int64(i + 1), PeerAddr: fmt.Sprintf("127.0.0.1:%d", p)})
+		peers = append(peers, server.Member{ID: server.ID(i + 1), Peer: fmt.Sprintf("127.0.0.1:%d", p)})
 	}
 	var members []*Server
 	for i := range peers {
 		cfg := Standalone(t.TempDir())
 		cfg.ForceSync = false
 		cfg.TickTime = 100 * time.Millisecond
-		cfg.ServerID = int64(i + 1)
-		cfg.Ensemble = server.Ensemble{Peers: peers, Classic: true, Tick: 10 * time.Millisecond}
+		cfg.ServerID = server.ID(i + 1)
+		cfg.Ensemble = server.Ensemble{Members: peers, Shape: server.Shape{Classic: true}, Tick: 10 * time.Millisecond}
 		s, err := Start(cfg, nil)
 		if err != nil {
 			t.Fatal(err)

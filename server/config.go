@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -58,12 +59,12 @@ type Config struct {
 	ContainerCheckInterval time.Duration
 	// ServerID is the high byte of session ids this server creates, and
 	// this server's id in an ensemble (serverId, or dataDir/myid).
-	ServerID int64
+	ServerID members.ID
 	// Ensemble makes the server a member of a replicated ensemble.
 	Ensemble Ensemble
 	// pendingAdmin holds giraffe.admin.N values until the server lines
 	// they belong to have all been read.
-	pendingAdmin []Peer
+	pendingAdmin []members.Member
 }
 
 // DefaultConfig returns ZooKeeper's defaults.
@@ -236,9 +237,7 @@ func (c *Config) set(key, val string) (bool, error) {
 	case "znode.container.checkIntervalMs":
 		c.ContainerCheckInterval, err = ms()
 	case "serverId":
-		var n int
-		n, err = strconv.Atoi(val)
-		c.ServerID = int64(n)
+		c.ServerID, err = members.ParseID(val)
 	default:
 		return c.setEnsemble(key, val)
 	}

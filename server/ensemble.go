@@ -6,36 +6,36 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/giraffe-coord/giraffe/internal/forest"
-	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
-// Peer is one member of an ensemble as zoo.cfg's server.N lines give it.
-type Peer struct {
-	ID int64
-	// PeerAddr is host:port of the server-to-server (Group Paxos) port.
-	PeerAddr string
-	// ClientAddr is host:port of the client port, when the line names it.
-	ClientAddr string
-	// AdminAddr is host:port of the server's metrics/admin HTTP port
-	// (giraffe.admin.N), where joins and departures are asked for.
-	AdminAddr string
-}
+// The membership types of internal/members, named here so that programs
+// outside this module (package embed's users) can configure an ensemble.
+type (
+	// Member is one server of an ensemble and its addresses.
+	Member = members.Member
+	// Shape arranges an ensemble: classic, or a forest of groups.
+	Shape = members.Shape
+	// ID is a server's id in its ensemble.
+	ID = members.ID
+)
 
-// Ensemble configures replication. With no Peers the server is standalone.
+// Ensemble configures replication. With no Members the server is standalone.
 type Ensemble struct {
-	Peers []Peer
-	// Trees and Children shape the forest: Trees groups, each relaying
-	// down a tree of fan-out Children. Classic (or Trees <= 1) is one group
-	// with a star, a leader-centric protocol like Zab.
-	Trees, Children int
-	Classic         bool
+	// Members are the servers of the ensemble: zoo.cfg's server.N and
+	// giraffe.admin.N lines, or, for a joined server, the members the
+	// ensemble had when it joined.
+	Members []members.Member
+	// Shape arranges them: Shape.Trees groups, each relaying down a tree
+	// of fan-out Shape.Children, or (Shape.Classic, or Trees <= 1) one
+	// group with a star, a leader-centric protocol like Zab. Validate sets
+	// Shape.Nodes to the number of Members.
+	Shape members.Shape
 	// Tick is the protocol tick; heartbeats go every 2 ticks and a silent
 	// coordinator or leader is suspected after ElectionTicks.
 	Tick          time.Duration
@@ -53,40 +53,40 @@ type Ensemble struct {
 }
 
 // Replicated reports whether the configuration describes an ensemble.
-func (c *Config) Replicated() bool { return len(c.Ensemble.Peers) > 0 }
+func (c *Config) Replicated() bool { return len(c.Ensemble.Members) > 0 }
 
 // setEnsemble handles the ensemble keys of zoo.cfg: server.N lines in
 // ZooKeeper's format (server.1=host:peerPort[:electionPort][;[clientHost:]clientPort];
 // Giraffe uses one peer port and ignores the second) and giraffe.* keys.
 func (c *Config) setEnsemble(key, val string) (bool, error) {
 	if rest, ok := strings.CutPrefix(key, "giraffe.admin."); ok {
-		id, err := strconv.ParseInt(rest, 10, 64)
+		id, err := members.ParseID(rest)
 		if err != nil {
 			return true, fmt.Errorf("bad server id in %s", key)
 		}
-		c.pendingAdmin = append(c.pendingAdmin, Peer{ID: id, AdminAddr: val})
+		c.pendingAdmin = append(c.pendingAdmin, members.Member{ID: id, Admin: val})
 		return true, nil
 	}
 	if rest, ok := strings.CutPrefix(key, "server."); ok {
-		id, err := strconv.ParseInt(rest, 10, 64)
+		id, err := members.ParseID(rest)
 		if err != nil || id <= 0 || id > 255 {
 			return true, fmt.Errorf("server id must be in [1,255]")
 		}
-		p, err := parsePeer(id, val)
+		m, err := parseServerLine(id, val)
 		if err != nil {
 			return true, err
 		}
-		c.Ensemble.Peers = append(c.Ensemble.Peers, p)
+		c.Ensemble.Members = append(c.Ensemble.Members, m)
 		return true, nil
 	}
 	var err error
 	switch key {
 	case "giraffe.trees":
-		c.Ensemble.Trees, err = strconv.Atoi(val)
+		c.Ensemble.Shape.Trees, err = strconv.Atoi(val)
 	case "giraffe.children":
-		c.Ensemble.Children, err = strconv.Atoi(val)
+		c.Ensemble.Shape.Children, err = strconv.Atoi(val)
 	case "giraffe.classic":
-		c.Ensemble.Classic, err = strconv.ParseBool(val)
+		c.Ensemble.Shape.Classic, err = strconv.ParseBool(val)
 	case "giraffe.tickMs":
 		var n int
 		n, err = strconv.Atoi(val)
@@ -99,32 +99,33 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 	return true, err
 }
 
-func parsePeer(id int64, val string) (Peer, error) {
-	p := Peer{ID: id}
+// parseServerLine parses the value of a server.N line.
+func parseServerLine(id members.ID, val string) (members.Member, error) {
+	m := members.Member{ID: id}
 	addr, client, hasClient := strings.Cut(val, ";")
 	parts := strings.Split(addr, ":")
 	if len(parts) < 2 {
-		return p, fmt.Errorf("expected host:peerPort, got %q", val)
+		return m, fmt.Errorf("expected host:peerPort, got %q", val)
 	}
 	if _, err := strconv.Atoi(parts[1]); err != nil {
-		return p, fmt.Errorf("bad peer port %q", parts[1])
+		return m, fmt.Errorf("bad peer port %q", parts[1])
 	}
-	p.PeerAddr = net.JoinHostPort(parts[0], parts[1])
+	m.Peer = net.JoinHostPort(parts[0], parts[1])
 	if hasClient {
 		if !strings.Contains(client, ":") {
 			client = net.JoinHostPort(parts[0], client)
 		}
-		p.ClientAddr = client
+		m.Client = client
 	}
-	return p, nil
+	return m, nil
 }
 
 // readMyID reads dataDir/myid as ZooKeeper does, when serverId is not set.
 func (c *Config) readMyID() error {
-	if len(c.Ensemble.Peers) == 1 {
+	if len(c.Ensemble.Members) == 1 {
 		// As ZooKeeper with standaloneEnabled (its default): a single
 		// server line is a standalone server.
-		c.Ensemble.Peers = nil
+		c.Ensemble.Members = nil
 	}
 	if c.ServerID != 0 || !c.Replicated() {
 		return nil
@@ -133,7 +134,7 @@ func (c *Config) readMyID() error {
 	if err != nil {
 		return fmt.Errorf("ensemble member needs serverId or %s: %w", filepath.Join(c.DataDir, "myid"), err)
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	n, err := members.ParseID(strings.TrimSpace(string(b)))
 	if err != nil {
 		return fmt.Errorf("myid: %w", err)
 	}
@@ -143,9 +144,9 @@ func (c *Config) readMyID() error {
 
 func (c *Config) validateEnsemble() error {
 	for _, a := range c.pendingAdmin {
-		for i := range c.Ensemble.Peers {
-			if c.Ensemble.Peers[i].ID == a.ID {
-				c.Ensemble.Peers[i].AdminAddr = a.AdminAddr
+		for i := range c.Ensemble.Members {
+			if c.Ensemble.Members[i].ID == a.ID {
+				c.Ensemble.Members[i].Admin = a.Admin
 			}
 		}
 	}
@@ -153,9 +154,9 @@ func (c *Config) validateEnsemble() error {
 	if !c.Replicated() {
 		return nil
 	}
-	seen := map[int64]bool{}
+	seen := map[members.ID]bool{}
 	self := false
-	for _, p := range c.Ensemble.Peers {
+	for _, p := range c.Ensemble.Members {
 		if seen[p.ID] {
 			return fmt.Errorf("server.%d given twice", p.ID)
 		}
@@ -166,10 +167,11 @@ func (c *Config) validateEnsemble() error {
 		return fmt.Errorf("this server (id %d) is not among the server.N lines", c.ServerID)
 	}
 	e := &c.Ensemble
-	if e.Trees <= 1 || len(e.Peers) < e.Trees {
-		e.Classic = true
+	e.Shape.Nodes = len(e.Members)
+	if e.Shape.Trees <= 1 || len(e.Members) < e.Shape.Trees {
+		e.Shape.Classic = true
 	}
-	if !e.Classic && e.Children < 1 {
+	if !e.Shape.Classic && e.Shape.Children < 1 {
 		return errors.New("giraffe.children must be >= 1")
 	}
 	if e.Tick <= 0 {
@@ -184,59 +186,26 @@ func (c *Config) validateEnsemble() error {
 	return nil
 }
 
-// Self returns this server's Peer entry.
-func (c *Config) Self() Peer {
-	for _, p := range c.Ensemble.Peers {
-		if p.ID == c.ServerID {
-			return p
+// Self returns this server's entry among the members.
+func (c *Config) Self() members.Member {
+	for _, m := range c.Ensemble.Members {
+		if m.ID == c.ServerID {
+			return m
 		}
 	}
-	return Peer{}
+	return members.Member{}
 }
 
-// Voters returns the voting configuration of the ensemble: one group per
-// tree of the forest (internal/forest) built by joining the servers in id
-// order, so every member computes the same groups; classic mode is one
-// group. Color returns each server's group.
+// Voters returns the voting configuration the ensemble starts with: the
+// one it was given on joining, or the groups members.Voters derives from
+// the server lines.
 func (e *Ensemble) Voters() (quorum.Config, error) {
 	if e.Joined != nil {
 		return *e.Joined, nil
 	}
-	ids := make([]int64, 0, len(e.Peers))
-	for _, p := range e.Peers {
-		ids = append(ids, p.ID)
+	ids := make([]members.ID, 0, len(e.Members))
+	for _, m := range e.Members {
+		ids = append(ids, m.ID)
 	}
-	slices.Sort(ids)
-	if e.Classic {
-		g := make([]quorum.ID, len(ids))
-		for i, id := range ids {
-			g[i] = quorum.ID(id)
-		}
-		return quorum.Config{Groups: [][]quorum.ID{g}}, nil
-	}
-	var changes []forest.Change
-	for _, id := range ids {
-		changes = append(changes, forest.Change{Op: forest.OpJoin, Server: forest.ServerID(id), Addr: fmt.Sprint(id)})
-	}
-	f, err := forest.Replay(forest.Config{Trees: e.Trees, MaxChildren: e.Children}, changes)
-	if err != nil {
-		return quorum.Config{}, err
-	}
-	var v quorum.Config
-	for k := 0; k < e.Trees; k++ {
-		var g []quorum.ID
-		for _, id := range f.Group(forest.Color(k)) {
-			g = append(g, quorum.ID(id))
-		}
-		v.Groups = append(v.Groups, g)
-	}
-	return v, nil
-}
-
-// Topology returns how a group's messages travel from its coordinator.
-func (e *Ensemble) Topology() gpaxos.Topology {
-	if e.Classic {
-		return gpaxos.StarTopology{}
-	}
-	return gpaxos.TreeTopology{Fanout: e.Children}
+	return members.Voters(e.Shape, ids)
 }

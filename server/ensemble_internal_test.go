@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // chanNet is an in-process network for ensemble members in one test
@@ -51,7 +52,7 @@ func startInProcessEnsemble(t *testing.T, n int, classic bool) []*Server {
 	nw := &chanNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}}
 	old := newPeerTransport
 	newPeerTransport = func(s *Server, peers map[gpaxos.ID]string) (peerTransport, error) {
-		id := gpaxos.ID(s.cfg.ServerID)
+		id := s.cfg.ServerID
 		nw.mu.Lock()
 		if nw.boxes[id] == nil {
 			nw.boxes[id] = make(chan gpaxos.Message, 100000)
@@ -60,9 +61,9 @@ func startInProcessEnsemble(t *testing.T, n int, classic bool) []*Server {
 		return &chanTransport{nw: nw, id: id}, nil
 	}
 	t.Cleanup(func() { newPeerTransport = old })
-	var peers []Peer
+	var peers []members.Member
 	for i := 1; i <= n; i++ {
-		peers = append(peers, Peer{ID: int64(i), PeerAddr: fmt.Sprintf("127.0.0.1:%d", 1)})
+		peers = append(peers, members.Member{ID: members.ID(i), Peer: fmt.Sprintf("127.0.0.1:%d", 1)})
 	}
 	var out []*Server
 	for i := 1; i <= n; i++ {
@@ -72,9 +73,9 @@ func startInProcessEnsemble(t *testing.T, n int, classic bool) []*Server {
 		cfg.ClientPort = 0
 		cfg.TickTime = 100 * time.Millisecond
 		cfg.FourLetterWords = []string{"*"}
-		cfg.ServerID = int64(i)
+		cfg.ServerID = members.ID(i)
 		cfg.ForceSync = false
-		cfg.Ensemble = Ensemble{Peers: peers, Trees: 3, Children: 3, Classic: classic, Tick: 10 * time.Millisecond}
+		cfg.Ensemble = Ensemble{Members: peers, Shape: members.Shape{Trees: 3, Children: 3, Classic: classic}, Tick: 10 * time.Millisecond}
 		s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
@@ -74,10 +75,10 @@ func AdminRequest(ctx context.Context, adminAddr, op string, req MemberInfo) (Me
 // Ensemble returns the ensemble configuration a server joined as info.ID
 // starts with.
 func (info MembershipInfo) Ensemble() Ensemble {
-	e := Ensemble{Trees: info.Trees, Children: info.Children, Classic: info.Classic,
+	e := Ensemble{Shape: members.Shape{Trees: info.Trees, Children: info.Children, Classic: info.Classic},
 		Tick: time.Duration(info.TickMs) * time.Millisecond, ElectionTicks: info.ElectionTicks, ClusterName: info.Cluster}
 	for _, m := range info.Members {
-		e.Peers = append(e.Peers, Peer{ID: m.ID, PeerAddr: m.Peer, ClientAddr: m.Client, AdminAddr: m.Admin})
+		e.Members = append(e.Members, members.Member{ID: m.ID, Peer: m.Peer, Client: m.Client, Admin: m.Admin})
 	}
 	v := quorum.Config{Groups: info.Groups}
 	e.Joined = &v

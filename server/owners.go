@@ -53,7 +53,7 @@ func (c *conn) claimSession(id int64) zkproto.Code {
 	c.s.treeMu.RLock()
 	owner, known := r.owners[id]
 	c.s.treeMu.RUnlock()
-	if known && int64(owner) == c.s.cfg.ServerID {
+	if known && owner == c.s.cfg.ServerID {
 		return zkproto.OK
 	}
 	result := make(chan zkproto.Code, 1)
@@ -117,7 +117,7 @@ func (r *replicated) movedAway(e *txn.Entry, origin gpaxos.ID) bool {
 // claimed again, instead of an application seeing SESSIONMOVED. The tree
 // lock is held.
 func (r *replicated) refuseMoved(c *replica.Committed, e *txn.Entry) {
-	if int64(c.Origin) == r.s.cfg.ServerID {
+	if c.Origin == r.s.cfg.ServerID {
 		if conn := r.s.connOfSession(e.Session); conn != nil {
 			conn.close("session moved to another server")
 		}

@@ -55,7 +55,7 @@ func TestSessionMovedFencesOldServer(t *testing.T) {
 		old, moved = srvs[1], srvs[0]
 	}
 	mu.Unlock()
-	oldID, movedID := gpaxos.ID(old.cfg.ServerID), gpaxos.ID(moved.cfg.ServerID)
+	oldID, movedID := old.cfg.ServerID, moved.cfg.ServerID
 	if owner := waitOwner(t, srvs[2], id, oldID); owner != oldID {
 		t.Fatalf("owner after creation on server %d: %d", oldID, owner)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 )
@@ -30,17 +31,14 @@ func openReplica(s *Server) (*replicated, error) {
 	if err != nil {
 		return nil, err
 	}
-	peers := map[gpaxos.ID]string{}
-	for _, p := range e.Peers {
-		peers[gpaxos.ID(p.ID)] = p.PeerAddr
-	}
-	tr, err := newPeerTransport(s, peers)
+	static := members.Static(e.Members)
+	tr, err := newPeerTransport(s, static.PeerAddrs(members.None))
 	if err != nil {
 		return nil, fmt.Errorf("peer transport: %w", err)
 	}
-	s.members.set(staticMembership(e), voters)
+	s.membership.set(static, voters)
 	rep, err := replica.Open(replica.Config{
-		ID: gpaxos.ID(s.cfg.ServerID), Voters: voters, Joining: e.Joined != nil, Topology: e.Topology(),
+		ID: s.cfg.ServerID, Voters: voters, Joining: e.Joined != nil, Topology: e.Shape.Topology(),
 		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
 		// A server being added must be reachable as soon as the change is
@@ -54,8 +52,8 @@ func openReplica(s *Server) (*replicated, error) {
 	}
 	rp := newReplicated(s, rep)
 	rp.transport = tr
-	s.log.Info("ensemble member", "id", s.cfg.ServerID, "servers", len(e.Peers), "group", voters.GroupOf(gpaxos.ID(s.cfg.ServerID)),
-		"groups", len(voters.Groups), "classic", e.Classic)
+	s.log.Info("ensemble member", "id", s.cfg.ServerID, "servers", len(e.Members), "group", voters.GroupOf(s.cfg.ServerID),
+		"groups", len(voters.Groups), "classic", e.Shape.Classic)
 	return rp, nil
 }
 
@@ -72,12 +70,12 @@ func (s *Server) learnAddresses(tr any, encoded []byte) {
 	if !ok || len(encoded) == 0 {
 		return
 	}
-	m, err := decodeMembership(encoded)
+	m, err := members.Decode(encoded)
 	if err != nil {
 		s.log.Error("undecodable membership", "err", err)
 		return
 	}
-	book := m.peerAddrs(s.cfg.ServerID)
+	book := m.PeerAddrs(s.cfg.ServerID)
 	if cur, ok := tr.(interface{ Peers() map[gpaxos.ID]string }); ok {
 		for id, addr := range cur.Peers() {
 			if _, ok := book[id]; !ok {

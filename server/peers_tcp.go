@@ -21,7 +21,7 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	var lines []string
 	for id, addr := range peers {
 		lines = append(lines, fmt.Sprintf("%d=%s", id, addr))
-		if id != gpaxos.ID(self.ID) {
+		if id != self.ID {
 			others[id] = addr
 		}
 	}
@@ -32,7 +32,7 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	if name := s.cfg.Ensemble.ClusterName; name != "" {
 		s.clusterName = name // a joined server: the name the ensemble was born with
 	}
-	t, err := transport.New(transport.Config{ID: gpaxos.ID(self.ID), ListenAddr: self.PeerAddr, Peers: others,
+	t, err := transport.New(transport.Config{ID: self.ID, ListenAddr: self.Peer, Peers: others,
 		Cluster: s.clusterName, Logger: s.log,
 		// Appends carry batches, but acknowledgments and heartbeats are
 		// many small messages: room for a few thousand per peer.

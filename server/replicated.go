@@ -10,6 +10,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
@@ -233,7 +234,7 @@ func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpa
 		}
 	case txn.KindCloseSession:
 		s.sessions.remove(e.Session)
-		if int64(origin) != s.cfg.ServerID {
+		if origin != s.cfg.ServerID {
 			if c := s.connOfSession(e.Session); c != nil {
 				c.close("session closed by the ensemble")
 			}
@@ -243,7 +244,7 @@ func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpa
 
 // complete answers this server's item for committed entry c.
 func (r *replicated) complete(c *replica.Committed, res txn.Result, e *txn.Entry) {
-	if int64(c.Origin) != r.s.cfg.ServerID {
+	if c.Origin != r.s.cfg.ServerID {
 		return
 	}
 	r.mu.Lock()
@@ -354,10 +355,7 @@ func touchBody(ids []int64) []byte {
 func (r *replicated) applyConf(c *replica.Committed) {
 	s := r.s
 	if len(c.Conf.Context) == 0 {
-		s.members.mu.Lock()
-		m := s.members.m
-		s.members.mu.Unlock()
-		s.members.set(m, c.Conf.Voters)
+		s.membership.setVoters(c.Conf.Voters)
 		return
 	}
 	data := append(bytes.Clone(c.Conf.Context), fmt.Sprintf("version=%x\n", uint64(c.Zxid))...)
@@ -372,17 +370,17 @@ func (r *replicated) applyConf(c *replica.Committed) {
 // format; empty: the static one) and voters the server's committed view.
 func (r *replicated) adoptMembership(data []byte, voters quorum.Config) {
 	s := r.s
-	m := staticMembership(&s.cfg.Ensemble)
+	m := members.Static(s.cfg.Ensemble.Members)
 	if len(bytes.TrimSpace(data)) > 0 {
 		var err error
-		if m, err = decodeMembership(data); err != nil {
+		if m, err = members.Decode(data); err != nil {
 			s.log.Error("undecodable /zookeeper/config", "err", err)
 			return
 		}
 		s.learnAddresses(r.transport, data)
 	}
 	if len(voters.Groups) == 0 {
-		_, voters, _ = s.members.get()
+		_, voters, _ = s.membership.get()
 	}
-	s.members.set(m, voters)
+	s.membership.set(m, voters)
 }

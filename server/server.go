@@ -44,8 +44,8 @@ type Server struct {
 	treeMu sync.RWMutex
 	tree   *datatree.Tree
 
-	// members is the ensemble's committed membership (admin.go).
-	members memberState
+	// membership is the ensemble's committed membership (membership.go).
+	membership membershipState
 	// clusterName is the ensemble's name in peer handshakes.
 	clusterName string
 
@@ -97,7 +97,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		metrics:   newMetrics(),
 	}
 	s.snaps = newSnapshotter(s)
-	s.sessions = newSessionTracker(s.cfg.ServerID, time.Now())
+	s.sessions = newSessionTracker(int64(s.cfg.ServerID), time.Now())
 	if s.cfg.Replicated() {
 		// The tree starts empty; the replica delivers the recovered
 		// snapshot and the committed log before anything else.

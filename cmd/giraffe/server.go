@@ -7,13 +7,13 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/server"
 )
 
@@ -26,7 +26,7 @@ func newServerCmd() *cobra.Command {
 		metricsPort int
 		logLevel    string
 		join        string
-		joinID      int64
+		joinID      uint64
 		peerPort    int
 	)
 	cmd := &cobra.Command{
@@ -80,7 +80,7 @@ the log.`,
 			finishJoin := func(context.Context) error { return nil }
 			if join != "" || hasJoinRecord(cfg.DataDir) {
 				var err error
-				if finishJoin, err = joinEnsemble(cmd, &cfg, join, joinID, peerPort); err != nil {
+				if finishJoin, err = joinEnsemble(cmd, &cfg, join, members.ID(joinID), peerPort); err != nil {
 					return err
 				}
 			}
@@ -120,7 +120,7 @@ the log.`,
 	f.IntVar(&metricsPort, "metrics-port", 0, "serve Prometheus metrics on this port at /metrics (0: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin (metrics) address, host:port; needs --peer-port and --metrics-port")
-	f.Int64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
+	f.Uint64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
 	f.IntVar(&peerPort, "peer-port", 0, "with --join: this server's Group Paxos port")
 	return cmd
 }
@@ -133,7 +133,7 @@ the log.`,
 // first: a group that cannot form its new majority without it commits the
 // change only with its acknowledgment. Later starts reuse the record (and
 // ask again while it is marked pending).
-func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id int64, peerPort int) (finish func(context.Context) error, err error) {
+func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id members.ID, peerPort int) (finish func(context.Context) error, err error) {
 	if cfg.DataDir == "" {
 		return nil, fmt.Errorf("--join needs --data-dir")
 	}
@@ -212,8 +212,8 @@ the groups balanced, by that server's move. It returns once the changes have
 committed; the removed server stops voting and can then be stopped.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id <= 0 {
+			id, err := members.ParseID(args[0])
+			if err != nil || id == members.None {
 				return fmt.Errorf("bad server id %q", args[0])
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)

@@ -25,8 +25,11 @@ import (
 
 // ID is a server's id in its ensemble (ZooKeeper's myid): quorum.ID, the
 // one server-id type of Giraffe, under the name the edges of the system
-// use. Zero means none.
+// use.
 type ID = quorum.ID
+
+// None is the ID of no server.
+const None ID = 0
 
 // Member is one server of an ensemble and the addresses it is reached at.
 type Member struct {
