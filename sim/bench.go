@@ -7,14 +7,14 @@ import (
 	"slices"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // BenchOptions describe one throughput benchmark: a fault-free ensemble
 // under a closed-loop write load, timed by the cost model.
 type BenchOptions struct {
-	Nodes, Trees, Children int
-	Classic                bool
-	Seed                   int64
+	members.Shape
+	Seed int64
 	// Cost is the cost model; the zero value means CalibratedCost.
 	Cost Cost
 	// PayloadBytes is the size of one write (default 1024).
@@ -42,10 +42,7 @@ type BenchOptions struct {
 
 // BenchResult is what a benchmark measured, in the JSON form of issue 4.
 type BenchResult struct {
-	Nodes          int     `json:"nodes"`
-	Trees          int     `json:"trees"`
-	Children       int     `json:"children"`
-	Classic        bool    `json:"classic"`
+	members.Shape
 	ThroughputOps  float64 `json:"throughput_ops"`
 	LatencyP50MS   float64 `json:"latency_p50_ms"`
 	LatencyP99MS   float64 `json:"latency_p99_ms"`
@@ -174,7 +171,7 @@ func (l *benchLoad) applied(s *Sim, sv *server, e gpaxos.Entry) {
 // benchParams are the fixed parameters of bench and failover runs: no
 // faults, a constant link latency, the cost model's fsync.
 func benchParams(o BenchOptions) Params {
-	p := Params{Seed: o.Seed, Nodes: o.Nodes, Trees: o.Trees, Children: o.Children, Classic: o.Classic,
+	p := Params{Seed: o.Seed, Shape: o.Shape,
 		TickUS: 10_000, HeartbeatTicks: o.HeartbeatTicks, ElectionTicks: o.ElectionTicks, DelayDist: "uniform",
 		SnapEvery: 20_000, MaxBatch: o.MaxBatch, Cost: o.Cost, FsyncUS: o.Cost.FsyncUS}
 	if p.MaxBatch <= 0 {
@@ -302,7 +299,7 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	if s.failed() {
 		return BenchResult{}, fmt.Errorf("bench run failed: %s", s.failMsg)
 	}
-	r := BenchResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic}
+	r := BenchResult{Shape: s.p.Shape}
 	if o.Classic {
 		r.Trees, r.Children = 1, 0
 	}

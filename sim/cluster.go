@@ -1,11 +1,10 @@
 package sim
 
 import (
-	"fmt"
 	"math/rand"
 
-	"github.com/giraffe-coord/giraffe/internal/forest"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
@@ -44,42 +43,19 @@ type server struct {
 	initial *quorum.Config
 }
 
-// voters builds the voting configuration: groups from the forest of the
-// previous issue, replayed from the joins of servers 1..n (classic: one
-// group). Group k lists its members in the forest's heap order, root first.
+// voters is the voting configuration of servers 1..Nodes
+// (members.Voters).
 func voters(p Params) (quorum.Config, error) {
-	if p.Classic || p.Trees <= 1 {
-		g := make([]quorum.ID, p.Nodes)
-		for i := range g {
-			g[i] = quorum.ID(i + 1)
-		}
-		return quorum.Config{Groups: [][]quorum.ID{g}}, nil
+	ids := make([]quorum.ID, p.Nodes)
+	for i := range ids {
+		ids[i] = quorum.ID(i + 1)
 	}
-	var changes []forest.Change
-	for i := 1; i <= p.Nodes; i++ {
-		changes = append(changes, forest.Change{Op: forest.OpJoin, Server: forest.ServerID(i), Addr: fmt.Sprintf("s%d", i)})
-	}
-	f, err := forest.Replay(forest.Config{Trees: p.Trees, MaxChildren: p.Children}, changes)
-	if err != nil {
-		return quorum.Config{}, err
-	}
-	var c quorum.Config
-	for k := 0; k < p.Trees; k++ {
-		var g []quorum.ID
-		for _, id := range f.Group(forest.Color(k)) {
-			g = append(g, quorum.ID(id))
-		}
-		c.Groups = append(c.Groups, g)
-	}
-	return c, nil
+	return members.Voters(p.Shape, ids)
 }
 
 // nodeConfig is server id's gpaxos configuration.
 func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
-	var topo gpaxos.Topology = gpaxos.TreeTopology{Fanout: s.p.Children}
-	if s.p.Classic {
-		topo = gpaxos.StarTopology{}
-	}
+	topo := s.p.Shape.Topology()
 	v := s.voters
 	if sv.initial != nil {
 		v = *sv.initial

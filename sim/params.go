@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // Options are what the caller of a simulation chooses.
 type Options struct {
-	Seed     int64
-	Nodes    int
-	Trees    int  // number of groups (forest colors); ignored when Classic
-	Children int  // fan-out of a group's tree; ignored when Classic
-	Classic  bool // one group, star topology
-	Swarm    bool // the seed also picks the fault mix
+	Seed int64
+	members.Shape
+	Swarm bool // the seed also picks the fault mix
 	// SafetyUS and LivenessUS are the lengths of the two phases in virtual
 	// µs; zero picks the defaults.
 	SafetyUS   int64
@@ -36,9 +35,9 @@ type Options struct {
 // Params are every parameter a run uses, chosen from the seed and printed
 // first so a failing run can be understood and replayed.
 type Params struct {
-	Seed                    int64
-	Nodes, Trees, Children  int
-	Classic, Swarm          bool
+	Seed int64
+	members.Shape
+	Swarm                   bool
 	TickUS                  int64
 	HeartbeatTicks          int
 	ElectionTicks           int
@@ -99,7 +98,7 @@ var allPartitions = []string{"symmetric", "asymmetric", "isolate", "groups"}
 // ChooseParams derives every parameter of a run from o.
 func ChooseParams(o Options) Params {
 	r := rand.New(rand.NewSource(o.Seed ^ 0x5eed))
-	p := Params{Seed: o.Seed, Nodes: o.Nodes, Trees: o.Trees, Children: o.Children, Classic: o.Classic, Swarm: o.Swarm,
+	p := Params{Seed: o.Seed, Shape: o.Shape, Swarm: o.Swarm,
 		TickUS: 10_000, HeartbeatTicks: 2, ElectionTicks: 10, SafetyUS: o.SafetyUS, LivenessUS: o.LivenessUS,
 		Clients: o.Clients, MaxBatch: o.MaxBatch}
 	if p.MaxBatch <= 0 {

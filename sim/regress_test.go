@@ -86,7 +86,8 @@ func TestRegressions(t *testing.T) {
 // TestReplay checks that a seed replays exactly: the same history, commit
 // count and message count twice.
 func TestReplay(t *testing.T) {
-	o := Options{Seed: 42, Nodes: 9, Trees: 3, Children: 3, Swarm: true}
+	o := Options{Seed: 42, Swarm: true}
+	o.Nodes, o.Trees, o.Children = 9, 3, 3
 	a, b := Run(o, nil, false), Run(o, nil, false)
 	if a.Commits != b.Commits || a.Messages != b.Messages || len(a.history) != len(b.history) {
 		t.Fatalf("replay differs: %+v vs %+v", a, b)

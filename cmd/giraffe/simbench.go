@@ -36,7 +36,7 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 }
 
 func runSimBench(cmd *cobra.Command, o sim.Options, b benchFlags, jsonOut bool) error {
-	bo := sim.BenchOptions{Nodes: o.Nodes, Trees: o.Trees, Children: o.Children, Classic: o.Classic, Seed: o.Seed,
+	bo := sim.BenchOptions{Shape: o.Shape, Seed: o.Seed,
 		PayloadBytes: b.payload, Outstanding: b.outstanding, MeasureUS: b.measureMS * 1000, MaxBatch: o.MaxBatch}
 	if b.costFile != "" {
 		raw, err := os.ReadFile(b.costFile)

@@ -22,25 +22,13 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/sim"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
-
-// shape is one ensemble configuration.
-type shape struct {
-	nodes, trees, children int
-	classic                bool
-}
-
-func (s shape) String() string {
-	if s.classic {
-		return fmt.Sprintf("classic-%d", s.nodes)
-	}
-	return fmt.Sprintf("forest-%d-%d-%d", s.nodes, s.trees, s.children)
-}
 
 func main() {
 	out := flag.String("out", "docs/sim", "directory for the CSV and SVG files")
@@ -108,24 +96,23 @@ func runAll[I fmt.Stringer, T any](items []I, f func(I) (T, error)) []T {
 	return res
 }
 
-func bench(s shape, measureUS int64) (sim.BenchResult, error) {
-	if s.classic {
+func bench(s members.Shape, measureUS int64) (sim.BenchResult, error) {
+	if s.Classic {
 		// A classic leader of hundreds of servers commits in bursts a few
 		// hundred milliseconds apart (each takes that long to send to
 		// everyone): a longer window averages over several.
 		measureUS *= 3
 	}
-	return sim.RunBench(sim.BenchOptions{Nodes: s.nodes, Trees: s.trees, Children: s.children, Classic: s.classic,
-		Seed: 1, MeasureUS: measureUS})
+	return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, MeasureUS: measureUS})
 }
 
 // forestShapes are the forest configurations tried at n servers; the best
 // is reported.
-func forestShapes(n int) []shape {
-	var out []shape
+func forestShapes(n int) []members.Shape {
+	var out []members.Shape
 	for _, tc := range [][2]int{{3, 3}, {5, 2}, {5, 3}, {10, 3}} {
 		if tc[0]*2 <= n {
-			out = append(out, shape{nodes: n, trees: tc[0], children: tc[1]})
+			out = append(out, members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]})
 		}
 	}
 	return out
@@ -134,35 +121,35 @@ func forestShapes(n int) []shape {
 // throughput writes throughput.csv (every run) and throughput.svg (classic
 // and the best forest per size).
 func throughput(out string, ns []int, measureUS int64, maxClassic int) {
-	var shapes []shape
+	var shapes []members.Shape
 	for _, n := range ns {
 		if n <= maxClassic {
-			shapes = append(shapes, shape{nodes: n, classic: true})
+			shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
 		}
 		shapes = append(shapes, forestShapes(n)...)
 	}
-	res := runAll(shapes, func(s shape) (sim.BenchResult, error) { return bench(s, measureUS) })
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, measureUS) })
 	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "latency_p99_ms",
 		"gl_cpu_us_per_commit", "max_cpu_util", "msgs_per_commit", "best_forest_over_classic"}}
 	classic := map[int]float64{}
 	best := map[int]sim.BenchResult{}
 	for i, s := range shapes {
 		r := res[i]
-		if s.classic {
-			classic[s.nodes] = r.ThroughputOps
-		} else if r.ThroughputOps > best[s.nodes].ThroughputOps {
-			best[s.nodes] = r
+		if s.Classic {
+			classic[s.Nodes] = r.ThroughputOps
+		} else if r.ThroughputOps > best[s.Nodes].ThroughputOps {
+			best[s.Nodes] = r
 		}
 	}
 	for i, s := range shapes {
 		r := res[i]
 		mode, ratio := "forest", ""
-		if s.classic {
+		if s.Classic {
 			mode = "classic"
-		} else if b := best[s.nodes]; b == r && classic[s.nodes] > 0 {
-			ratio = fmt.Sprintf("%.2f", r.ThroughputOps/classic[s.nodes])
+		} else if b := best[s.Nodes]; b == r && classic[s.Nodes] > 0 {
+			ratio = fmt.Sprintf("%.2f", r.ThroughputOps/classic[s.Nodes])
 		}
-		rows = append(rows, []string{strconv.Itoa(s.nodes), mode, strconv.Itoa(r.Trees), strconv.Itoa(r.Children),
+		rows = append(rows, []string{strconv.Itoa(s.Nodes), mode, strconv.Itoa(r.Trees), strconv.Itoa(r.Children),
 			f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.LatencyP99MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil),
 			f2(r.MsgsPerCommit), ratio})
 	}
@@ -174,24 +161,24 @@ func throughput(out string, ns []int, measureUS int64, maxClassic int) {
 func glCPU(out string, measureUS int64) {
 	ns := []int{30, 50, 100, 190, 300}
 	ts := []int{3, 5, 10}
-	var shapes []shape
+	var shapes []members.Shape
 	for _, t := range ts {
 		for _, n := range ns {
-			shapes = append(shapes, shape{nodes: n, trees: t, children: 3})
+			shapes = append(shapes, members.Shape{Nodes: n, Trees: t, Children: 3})
 		}
 	}
 	for _, n := range ns {
-		shapes = append(shapes, shape{nodes: n, classic: true})
+		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
 	}
-	res := runAll(shapes, func(s shape) (sim.BenchResult, error) { return bench(s, measureUS) })
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, measureUS) })
 	rows := [][]string{{"nodes", "mode", "trees", "gl_cpu_us_per_commit", "throughput_ops", "msgs_per_commit"}}
 	for i, s := range shapes {
 		r := res[i]
 		mode := "forest"
-		if s.classic {
+		if s.Classic {
 			mode = "classic"
 		}
-		rows = append(rows, []string{strconv.Itoa(s.nodes), mode, strconv.Itoa(r.Trees), f2(r.GLCPUUSPerComm), f0(r.ThroughputOps), f2(r.MsgsPerCommit)})
+		rows = append(rows, []string{strconv.Itoa(s.Nodes), mode, strconv.Itoa(r.Trees), f2(r.GLCPUUSPerComm), f0(r.ThroughputOps), f2(r.MsgsPerCommit)})
 	}
 	writeCSV(filepath.Join(out, "glcpu.csv"), rows)
 	plotFromCSV(out)
@@ -288,14 +275,13 @@ func failover(out string, trials int) {
 	var runs []failRun
 	for _, n := range []int{9, 27, 50, 100, 190} {
 		for seed := int64(1); seed <= int64(trials); seed++ {
-			runs = append(runs, failRun{shape{nodes: n, classic: true}, "gl", seed},
-				failRun{shape{nodes: n, trees: 3, children: 3}, "gl", seed},
-				failRun{shape{nodes: n, trees: 3, children: 3}, "gc", seed})
+			runs = append(runs, failRun{members.Shape{Nodes: n, Classic: true}, "gl", seed},
+				failRun{members.Shape{Nodes: n, Trees: 3, Children: 3}, "gl", seed},
+				failRun{members.Shape{Nodes: n, Trees: 3, Children: 3}, "gc", seed})
 		}
 	}
 	res := runAll(runs, func(r failRun) (sim.FailoverResult, error) {
-		return sim.RunFailover(sim.FailoverOptions{Kill: r.kill, BenchOptions: sim.BenchOptions{Nodes: r.s.nodes,
-			Trees: r.s.trees, Children: r.s.children, Classic: r.s.classic, Seed: r.seed}})
+		return sim.RunFailover(sim.FailoverOptions{Kill: r.kill, BenchOptions: sim.BenchOptions{Shape: r.s, Seed: r.seed}})
 	})
 	rows := [][]string{{"nodes", "mode", "kill", "seed", "recovery_ms", "heartbeat_timeout_ms", "recovery_timeouts"}}
 	for i, r := range res {
@@ -311,7 +297,7 @@ func failover(out string, trials int) {
 
 // failRun is one failover trial.
 type failRun struct {
-	s    shape
+	s    members.Shape
 	kill string
 	seed int64
 }
