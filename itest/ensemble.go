@@ -11,19 +11,13 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
-// Shape is an ensemble configuration the tests run.
-type Shape struct {
-	Name                   string
-	Nodes, Trees, Children int
-	Classic                bool
-}
-
-// The ensembles the issue asks the real-client tests to pass against.
+// The ensembles the real-client tests pass against.
 var (
-	Classic3   = Shape{Name: "classic-3", Nodes: 3, Classic: true}
-	Forest9x33 = Shape{Name: "forest-9-3-3", Nodes: 9, Trees: 3, Children: 3}
+	Classic3   = members.Shape{Nodes: 3, Classic: true}
+	Forest9x33 = members.Shape{Nodes: 9, Trees: 3, Children: 3}
 )
 
 // freeRange returns a base port such that base .. base+n-1 were free a
@@ -50,7 +44,7 @@ func freeRange(n int) (int, error) {
 // StartEnsemble starts an ensemble of real server processes with the
 // launcher of `giraffe cluster` and stops it when the test ends (showing
 // the servers' logs when the test failed).
-func StartEnsemble(t testing.TB, sh Shape, extra ...string) *launcher.Cluster {
+func StartEnsemble(t testing.TB, sh members.Shape, extra ...string) *launcher.Cluster {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -61,8 +55,7 @@ func StartEnsemble(t testing.TB, sh Shape, extra ...string) *launcher.Cluster {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	spec := launcher.Spec{Nodes: sh.Nodes, Trees: sh.Trees, Children: sh.Children, Classic: sh.Classic,
-		Dir: dir, BasePort: base, Binary: bin, TickMs: 20, ElectionTicks: 10,
+	spec := launcher.Spec{Shape: sh, Dir: dir, BasePort: base, Binary: bin, TickMs: 20, ElectionTicks: 10,
 		Extra: append([]string{"minSessionTimeout=400", "maxSessionTimeout=60000", "extendedTypesEnabled=true",
 			"znode.container.checkIntervalMs=200"}, extra...)}
 	c, err := launcher.Start(spec, 30*time.Second)
@@ -94,7 +87,7 @@ func dumpLogs(t testing.TB, dir string) {
 
 // Leader returns the id of the server that reports itself leader, waiting
 // up to timeout.
-func Leader(c *launcher.Cluster, timeout time.Duration) (int, error) {
+func Leader(c *launcher.Cluster, timeout time.Duration) (members.ID, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		for _, st := range c.Status() {

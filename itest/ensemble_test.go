@@ -16,6 +16,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -53,8 +54,8 @@ func addrs(c *launcher.Cluster) []string {
 // seen everywhere, and a watch set through one server fires for a write
 // through another.
 func TestEnsembleServesEveryServer(t *testing.T) {
-	for _, sh := range []Shape{Classic3, Forest9x33} {
-		t.Run(sh.Name, func(t *testing.T) {
+	for _, sh := range []members.Shape{Classic3, Forest9x33} {
+		t.Run(sh.String(), func(t *testing.T) {
 			c := StartEnsemble(t, sh)
 			all := addrs(c)
 			conns := make([]*zk.Conn, len(all))
@@ -176,8 +177,8 @@ func TestEnsembleSessionMovesToAnotherServer(t *testing.T) {
 // group coordinator, then an acceptor, each under concurrent write load,
 // and checks that every acknowledged write is there at the end.
 func TestEnsembleKillsUnderLoadLoseNothing(t *testing.T) {
-	for _, sh := range []Shape{Classic3, Forest9x33} {
-		t.Run(sh.Name, func(t *testing.T) {
+	for _, sh := range []members.Shape{Classic3, Forest9x33} {
+		t.Run(sh.String(), func(t *testing.T) {
 			c := StartEnsemble(t, sh)
 			all := addrs(c)
 			setup := zkConnect(t, all)
@@ -216,7 +217,7 @@ func TestEnsembleKillsUnderLoadLoseNothing(t *testing.T) {
 					}
 				}(w)
 			}
-			kill := func(what string, pick func([]launcher.Status) int) {
+			kill := func(what string, pick func([]launcher.Status) members.ID) {
 				time.Sleep(700 * time.Millisecond)
 				id := pick(c.Status())
 				if id == 0 {
@@ -230,8 +231,8 @@ func TestEnsembleKillsUnderLoadLoseNothing(t *testing.T) {
 					t.Fatalf("after killing the %s: %v", what, err)
 				}
 			}
-			role := func(r string) func([]launcher.Status) int {
-				return func(sts []launcher.Status) int {
+			role := func(r string) func([]launcher.Status) members.ID {
+				return func(sts []launcher.Status) members.ID {
 					for _, s := range sts {
 						if s.Alive && s.Role == r {
 							return s.ID
@@ -299,12 +300,15 @@ func TestClusterStatusMatchesTheForest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var topo struct {
-		Nodes []struct{ ID, Color int } `json:"nodes"`
+		Nodes []struct {
+			ID    members.ID
+			Color int
+		} `json:"nodes"`
 	}
 	if err := json.Unmarshal(out, &topo); err != nil {
 		t.Fatal(err)
 	}
-	want := map[int]int{}
+	want := map[members.ID]int{}
 	for _, n := range topo.Nodes {
 		want[n.ID] = n.Color
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // regOp is one client operation on a znode used as a register.
@@ -71,16 +72,16 @@ var registerModel = porcupine.Model{
 // reads and writes must be linearizable (porcupine), and every client's
 // plain reads must never go back in time.
 func TestLinearizableUnderFaults(t *testing.T) {
-	shapes := []Shape{Classic3, Forest9x33}
+	shapes := []members.Shape{Classic3, Forest9x33}
 	if testing.Short() {
 		shapes = shapes[:1]
 	}
 	for _, sh := range shapes {
-		t.Run(sh.Name, func(t *testing.T) { runLinearizable(t, sh, 12*time.Second) })
+		t.Run(sh.String(), func(t *testing.T) { runLinearizable(t, sh, 12*time.Second) })
 	}
 }
 
-func runLinearizable(t *testing.T, sh Shape, dur time.Duration) {
+func runLinearizable(t *testing.T, sh members.Shape, dur time.Duration) {
 	c := StartEnsemble(t, sh)
 	all := addrs(c)
 	setup := zkConnect(t, all)

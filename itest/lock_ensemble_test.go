@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/recipes"
 )
 
@@ -19,8 +20,8 @@ import (
 // independent checker of the acquire/release history must find mutual
 // exclusion, FIFO grants for the queue lock, and every client finishing.
 func TestLocksSurviveServerKills(t *testing.T) {
-	for _, sh := range []Shape{Classic3, Forest9x33} {
-		t.Run(sh.Name, func(t *testing.T) {
+	for _, sh := range []members.Shape{Classic3, Forest9x33} {
+		t.Run(sh.String(), func(t *testing.T) {
 			c := StartEnsemble(t, sh)
 			all := addrs(c)
 			for _, kind := range []struct {

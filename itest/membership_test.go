@@ -14,6 +14,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/forest"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // TestJoinAndLeaveUnderLoad grows a running 9-3-3 ensemble by two servers
@@ -61,7 +62,7 @@ func TestJoinAndLeaveUnderLoad(t *testing.T) {
 		}(w)
 	}
 	pause := func() { time.Sleep(500 * time.Millisecond) }
-	var joined []int
+	var joined []members.ID
 	for i := 0; i < 2; i++ {
 		pause()
 		s, err := c.Join(60 * time.Second)
@@ -72,7 +73,7 @@ func TestJoinAndLeaveUnderLoad(t *testing.T) {
 		joined = append(joined, s.ID)
 		checkForest(t, c)
 	}
-	leave := func(what string, id int) {
+	leave := func(what string, id members.ID) {
 		pause()
 		t.Logf("server %d (%s) leaves", id, what)
 		if err := c.Leave(id, 60*time.Second); err != nil {
@@ -132,7 +133,7 @@ func TestJoinAndLeaveUnderLoad(t *testing.T) {
 }
 
 // roleOf returns a live server with the role.
-func roleOf(c *launcher.Cluster, role string) int {
+func roleOf(c *launcher.Cluster, role string) members.ID {
 	for _, st := range c.Status() {
 		if st.Alive && st.Role == role {
 			return st.ID
@@ -141,7 +142,7 @@ func roleOf(c *launcher.Cluster, role string) int {
 	return 0
 }
 
-func serverAddr(t *testing.T, c *launcher.Cluster, id int) string {
+func serverAddr(t *testing.T, c *launcher.Cluster, id members.ID) string {
 	for _, s := range c.Servers {
 		if s.ID == id {
 			return s.ClientAddr

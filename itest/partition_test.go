@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -17,8 +18,8 @@ import (
 // instead of answered); after the partition heals, the old leader follows
 // the new history.
 func TestPartitionIsolatingTheLeader(t *testing.T) {
-	for _, sh := range []Shape{Classic3, Forest9x33} {
-		t.Run(sh.Name, func(t *testing.T) {
+	for _, sh := range []members.Shape{Classic3, Forest9x33} {
+		t.Run(sh.String(), func(t *testing.T) {
 			c := StartEnsemble(t, sh)
 			old, err := Leader(c, 10*time.Second)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/server"
 )
@@ -79,10 +80,9 @@ func startStandalone(t *testing.T, cfg server.Config) *server.Server {
 }
 
 func startEnsemble(t *testing.T, shape string, cfg server.Config) target {
-	shapes := map[string]itest.Shape{"classic-3": itest.Classic3, "forest-9-3-3": itest.Forest9x33}
-	sh, ok := shapes[shape]
-	if !ok {
-		t.Fatalf("GIRAFFE_ENSEMBLE=%q: want classic-3 or forest-9-3-3", shape)
+	sh, err := members.ParseShape(shape)
+	if err != nil {
+		t.Fatalf("GIRAFFE_ENSEMBLE: %v", err)
 	}
 	extra := []string{
 		fmt.Sprintf("tickTime=%d", cfg.TickTime.Milliseconds()),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/bench/primitives"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // newBenchPrimitivesCmd returns `giraffe bench primitives`: seed 001's
@@ -65,7 +66,7 @@ end it compares the reactive lock with the best fixed kind at every point.`,
 			// Timers for links of up to 250 ms between servers: a 50 ms
 			// tick and a 1.5 s election timeout (the default 200 ms is
 			// below such a round trip; ZooKeeper's default tickTime is 2 s).
-			c, err := launcher.Start(launcher.Spec{Nodes: nodes, Classic: true, Dir: dir, BasePort: basePort,
+			c, err := launcher.Start(launcher.Spec{Shape: members.Shape{Nodes: nodes, Classic: true}, Dir: dir, BasePort: basePort,
 				TickMs: 50, ElectionTicks: 30}, 60*time.Second)
 			if err != nil {
 				return fmt.Errorf("starting the ensemble: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 const defaultClusterDir = "giraffe-cluster"
@@ -57,7 +58,7 @@ gives it, by one configuration change through the log.`,
 
 func newClusterLeaveCmd() *cobra.Command {
 	return clusterIDCmd("leave", "Remove one server from the ensemble (through the log), then stop it",
-		func(c *launcher.Cluster, id int) error { return c.Leave(id, 60*time.Second) })
+		func(c *launcher.Cluster, id members.ID) error { return c.Leave(id, 60*time.Second) })
 }
 
 func newClusterStartCmd() *cobra.Command {
@@ -130,13 +131,13 @@ func newClusterStatusCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			if jsonOut {
 				type row struct {
-					ID      int    `json:"id"`
-					Address string `json:"address"`
-					Color   int    `json:"color"`
-					Role    string `json:"role"`
-					Zxid    int64  `json:"zxid"`
-					Alive   bool   `json:"alive"`
-					PID     int    `json:"pid"`
+					ID      members.ID `json:"id"`
+					Address string     `json:"address"`
+					Color   int        `json:"color"`
+					Role    string     `json:"role"`
+					Zxid    int64      `json:"zxid"`
+					Alive   bool       `json:"alive"`
+					PID     int        `json:"pid"`
 				}
 				list := make([]row, len(rows))
 				for i, r := range rows {
@@ -167,14 +168,14 @@ func newClusterStatusCmd() *cobra.Command {
 }
 
 // clusterIDCmd builds kill and restart, which take one server id.
-func clusterIDCmd(use, short string, do func(c *launcher.Cluster, id int) error) *cobra.Command {
+func clusterIDCmd(use, short string, do func(c *launcher.Cluster, id members.ID) error) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   use + " ID",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.Atoi(args[0])
+			id, err := members.ParseID(args[0])
 			if err != nil {
 				return fmt.Errorf("server id %q: %w", args[0], err)
 			}
@@ -190,12 +191,12 @@ func clusterIDCmd(use, short string, do func(c *launcher.Cluster, id int) error)
 }
 
 func newClusterKillCmd() *cobra.Command {
-	return clusterIDCmd("kill", "Kill one server with SIGKILL", func(c *launcher.Cluster, id int) error { return c.Kill(id) })
+	return clusterIDCmd("kill", "Kill one server with SIGKILL", func(c *launcher.Cluster, id members.ID) error { return c.Kill(id) })
 }
 
 func newClusterRestartCmd() *cobra.Command {
 	return clusterIDCmd("restart", "Start one server again (killing it first if it runs)",
-		func(c *launcher.Cluster, id int) error { return c.Restart(id) })
+		func(c *launcher.Cluster, id members.ID) error { return c.Restart(id) })
 }
 
 func newClusterFaultCmd() *cobra.Command {
@@ -213,7 +214,7 @@ every link, "pause" / "resume" hold all traffic, "heal" removes every fault.`,
   giraffe cluster fault 1 heal`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.Atoi(args[0])
+			id, err := members.ParseID(args[0])
 			if err != nil {
 				return fmt.Errorf("server id %q: %w", args[0], err)
 			}

@@ -24,13 +24,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/server"
 )
 
 // Spec says what ensemble to start.
 type Spec struct {
-	Nodes, Trees, Children int
-	Classic                bool
+	members.Shape
 	// Dir holds everything; it is created.
 	Dir string
 	// BasePort: server i (from 1) serves clients on BasePort+i-1, talks
@@ -50,9 +50,9 @@ type Spec struct {
 
 // Server is one member as recorded in cluster.json.
 type Server struct {
-	ID         int    `json:"id"`
-	ClientAddr string `json:"client_address"`
-	PeerAddr   string `json:"peer_address"`
+	ID         members.ID `json:"id"`
+	ClientAddr string     `json:"client_address"`
+	PeerAddr   string     `json:"peer_address"`
 	// MetricsAddr serves /metrics and /faults.
 	MetricsAddr string `json:"metrics_address"`
 	Dir         string `json:"dir"`
@@ -139,7 +139,7 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 	}
 	c := &Cluster{Spec: spec, Binary: bin}
 	for i := 1; i <= spec.Nodes; i++ {
-		s := Server{ID: i, ClientAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+i-1),
+		s := Server{ID: members.ID(i), ClientAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+i-1),
 			PeerAddr:    fmt.Sprintf("127.0.0.1:%d", spec.BasePort+spec.Nodes+i-1),
 			MetricsAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+2*spec.Nodes+i-1),
 			Dir:         filepath.Join(dir, fmt.Sprintf("s%d", i))}
@@ -222,7 +222,7 @@ func (c *Cluster) spawn(s *Server) error {
 		// The first start joins through any member; later ones find the
 		// record of the join in the data directory and ignore --join.
 		_, pport, _ := net.SplitHostPort(s.PeerAddr)
-		args = append(args, "--join", c.anyAdmin(s.ID), "--peer-port", pport, "--id", strconv.Itoa(s.ID))
+		args = append(args, "--join", c.anyAdmin(s.ID), "--peer-port", pport, "--id", fmt.Sprint(s.ID))
 	}
 	cmd := exec.Command(c.Binary, args...)
 	cmd.Env = c.serverEnv()
@@ -255,7 +255,7 @@ func (c *Cluster) serverEnv() []string {
 }
 
 // byID returns the server with id.
-func (c *Cluster) byID(id int) (*Server, error) {
+func (c *Cluster) byID(id members.ID) (*Server, error) {
 	for i := range c.Servers {
 		if c.Servers[i].ID == id {
 			return &c.Servers[i], nil
@@ -265,7 +265,7 @@ func (c *Cluster) byID(id int) (*Server, error) {
 }
 
 // Kill sends SIGKILL to server id.
-func (c *Cluster) Kill(id int) error {
+func (c *Cluster) Kill(id members.ID) error {
 	s, err := c.byID(id)
 	if err != nil {
 		return err
@@ -277,7 +277,7 @@ func (c *Cluster) Kill(id int) error {
 }
 
 // Signal sends sig to server id (SIGSTOP/SIGCONT pause and resume it).
-func (c *Cluster) Signal(id int, sig syscall.Signal) error {
+func (c *Cluster) Signal(id members.ID, sig syscall.Signal) error {
 	s, err := c.byID(id)
 	if err != nil {
 		return err
@@ -286,7 +286,7 @@ func (c *Cluster) Signal(id int, sig syscall.Signal) error {
 }
 
 // Restart starts server id again (killing it first if it still runs).
-func (c *Cluster) Restart(id int) error {
+func (c *Cluster) Restart(id members.ID) error {
 	s, err := c.byID(id)
 	if err != nil {
 		return err
@@ -321,7 +321,7 @@ func (c *Cluster) Stop(grace time.Duration) error {
 // Fault injects network faults into server id's peer transport (see
 // transport.ParseFaultSpec for the syntax: "drop ID P; delay ID D; block ID;
 // isolate; heal") and returns the faults now in force there.
-func (c *Cluster) Fault(id int, spec string) (string, error) {
+func (c *Cluster) Fault(id members.ID, spec string) (string, error) {
 	s, err := c.byID(id)
 	if err != nil {
 		return "", err
@@ -369,17 +369,17 @@ func waitDead(pid int, d time.Duration) bool {
 
 // Status is one row of `giraffe cluster status`.
 type Status struct {
-	ID      int    `json:"id"`
-	Address string `json:"address"`
-	Color   int    `json:"color"`
-	Role    string `json:"role"`
-	Zxid    int64  `json:"zxid"`
-	Alive   bool   `json:"alive"`
-	PID     int    `json:"pid"`
+	ID      members.ID `json:"id"`
+	Address string     `json:"address"`
+	Color   int        `json:"color"`
+	Role    string     `json:"role"`
+	Zxid    int64      `json:"zxid"`
+	Alive   bool       `json:"alive"`
+	PID     int        `json:"pid"`
 	// Mode is what ZooKeeper tools see: leader or follower.
 	Mode string `json:"mode,omitempty"`
 	// Leader is the global leader this server follows.
-	Leader int `json:"leader,omitempty"`
+	Leader members.ID `json:"leader,omitempty"`
 }
 
 // Status asks every server (four-letter word srvr) for its state. A
@@ -394,7 +394,7 @@ func (c *Cluster) Status() []Status {
 				st.Role = kv["Giraffe role"]
 				st.Mode = kv["Mode"]
 				st.Color, _ = strconv.Atoi(kv["Giraffe group"])
-				st.Leader, _ = strconv.Atoi(kv["Giraffe leader"])
+				st.Leader, _ = members.ParseID(kv["Giraffe leader"])
 				if z, err := strconv.ParseInt(strings.TrimPrefix(kv["Zxid"], "0x"), 16, 64); err == nil {
 					st.Zxid = z
 				}
@@ -414,7 +414,7 @@ func (c *Cluster) Status() []Status {
 func (c *Cluster) WaitLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		leader, agree := 0, true
+		leader, agree := members.None, true
 		for _, st := range c.Status() {
 			if !st.Alive {
 				continue
@@ -461,7 +461,7 @@ func FourLetter(addr, word string, timeout time.Duration) (map[string]string, er
 }
 
 // anyAdmin returns the admin address of a live server other than except.
-func (c *Cluster) anyAdmin(except int) string {
+func (c *Cluster) anyAdmin(except members.ID) string {
 	for _, s := range c.Servers {
 		if s.ID != except && alive(s.PID) {
 			return s.MetricsAddr
@@ -475,7 +475,7 @@ func (c *Cluster) anyAdmin(except int) string {
 // follow the others': joined server k (from 0) serves clients on
 // BasePort+3*Nodes+3k, peers on the next port and metrics on the one after.
 func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
-	id, k := 0, 0
+	id, k := members.None, 0
 	for _, s := range c.Servers {
 		id = max(id, s.ID)
 		if s.Joined {
@@ -525,7 +525,7 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 
 // Leave asks the ensemble to remove server id (giraffe leave), then stops
 // its process and forgets it.
-func (c *Cluster) Leave(id int, timeout time.Duration) error {
+func (c *Cluster) Leave(id members.ID, timeout time.Duration) error {
 	s, err := c.byID(id)
 	if err != nil {
 		return err
@@ -575,20 +575,21 @@ func (c *Cluster) Leave(id int, timeout time.Duration) error {
 // voting groups and the history of joins (+id) and departures (-id) from
 // which the forest derives them.
 type Membership struct {
-	Leader  int     `json:"leader"`
-	Groups  [][]int `json:"groups"`
-	Forest  string  `json:"forest"`
+	Leader  members.ID     `json:"leader"`
+	Groups  [][]members.ID `json:"groups"`
+	Forest  string         `json:"forest"`
 	Members []struct {
-		ID    int `json:"id"`
-		Group int `json:"group"`
+		ID    members.ID `json:"id"`
+		Group int        `json:"group"`
 	} `json:"members"`
 }
 
-// Membership asks server id (0: any live one) for the committed membership.
-func (c *Cluster) Membership(id int) (Membership, error) {
+// Membership asks server id (None: any live one) for the committed
+// membership.
+func (c *Cluster) Membership(id members.ID) (Membership, error) {
 	var m Membership
-	addr := c.anyAdmin(-1)
-	if id != 0 {
+	addr := c.anyAdmin(members.None)
+	if id != members.None {
 		s, err := c.byID(id)
 		if err != nil {
 			return m, err
