@@ -8,76 +8,38 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 )
 
-// This file serves membership changes on the admin (metrics) port:
-//
-//	GET  /membership   the ensemble as this server knows it (JSON)
-//	POST /join         {"id":N,"peer":"h:p","client":"h:p","admin":"h:p"}
-//	POST /leave        {"id":N}
-//
-// Joins and departures are ordered by the global leader; another server
-// answers 421 with the leader's admin address, which `giraffe server --join`
-// and `giraffe cluster` follow. Each becomes one or more single-server
-// configuration changes through the log (gpaxos.ProposeConfChange), made
-// one at a time, each waited for until it commits.
-
-// MembershipInfo is the answer of GET /membership and of a join: enough for
-// a joining server to start.
-type MembershipInfo struct {
-	ID            members.ID    `json:"id"` // the answering server (a join: the joined server)
-	Leader        members.ID    `json:"leader"`
-	Members       []MemberInfo  `json:"members"`
-	Groups        [][]quorum.ID `json:"groups"` // the committed voting configuration
-	Forest        string        `json:"forest"` // joins (+id) and departures (-id), oldest first
-	Trees         int           `json:"trees"`
-	Children      int           `json:"children"`
-	Classic       bool          `json:"classic"`
-	TickMs        int64         `json:"tick_ms"`
-	ElectionTicks int           `json:"election_ticks"`
-	Cluster       string        `json:"cluster"` // the name peers present in their handshake
-	// Pending, in a joined server's record (SaveJoined), says that the
-	// change adding it has not been confirmed yet: the server asks for it
-	// again when it starts.
-	Pending bool `json:"pending,omitempty"`
-}
-
-// MemberInfo is one member in MembershipInfo.
-type MemberInfo struct {
-	ID     members.ID `json:"id"`
-	Peer   string     `json:"peer"`
-	Client string     `json:"client,omitempty"`
-	Admin  string     `json:"admin,omitempty"`
-	Group  int        `json:"group"` // -1 while not a voter
-	// Prepare, in a join request, asks only what the join would make
-	// (the server's id and group, the voting configuration and the
-	// membership) without proposing it: the joining server starts with
-	// that, then asks again without Prepare (see Server.join).
-	Prepare bool `json:"prepare,omitempty"`
-}
+// This file serves the membership part of package adminapi on the admin
+// (metrics) port: GET /membership, POST /join and POST /leave. Joins and
+// departures are ordered by the global leader; another server answers 421
+// with the leader's admin address, which adminapi's client follows. Each
+// becomes one or more single-server configuration changes through the log
+// (gpaxos.ProposeConfChange), made one at a time, each waited for until it
+// commits.
 
 // membershipInfo describes the committed membership.
-func (s *Server) membershipInfo() MembershipInfo {
+func (s *Server) membershipInfo() adminapi.Membership {
 	m, voters, _ := s.membership.get()
 	return s.infoOf(m, voters)
 }
 
 // infoOf describes membership m with voting configuration voters.
-func (s *Server) infoOf(m members.Membership, voters quorum.Config) MembershipInfo {
+func (s *Server) infoOf(m members.Membership, voters quorum.Config) adminapi.Membership {
 	e := &s.cfg.Ensemble
-	info := MembershipInfo{ID: s.cfg.ServerID, Groups: voters.Groups, Trees: e.Shape.Trees, Children: e.Shape.Children,
-		Classic: e.Shape.Classic, TickMs: e.Tick.Milliseconds(), ElectionTicks: e.ElectionTicks, Cluster: s.clusterName,
-		Forest: m.History()}
+	info := adminapi.Membership{ID: s.cfg.ServerID, Groups: voters.Groups, Forest: m.History(), Shape: e.Shape,
+		TickMs: e.Tick.Milliseconds(), ElectionTicks: e.ElectionTicks, Cluster: s.clusterName}
+	info.Shape.Nodes = len(m.Members)
 	if rp, ok := s.pipe.(*replicated); ok {
 		info.Leader = rp.rep.Status().Leader
 	}
 	for _, x := range m.Members {
-		info.Members = append(info.Members, MemberInfo{ID: x.ID, Peer: x.Peer, Client: x.Client, Admin: x.Admin,
-			Group: voters.GroupOf(x.ID)})
+		info.Members = append(info.Members, adminapi.MemberStatus{Member: x, Group: voters.GroupOf(x.ID)})
 	}
 	return info
 }
@@ -102,7 +64,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // notLeader answers a change asked of a server that does not lead.
 func (s *Server) notLeader(w http.ResponseWriter) {
 	addr, _ := s.leaderAdmin()
-	writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "not the leader", "leader_admin": addr})
+	writeJSON(w, http.StatusMisdirectedRequest, adminapi.NotLeader{Error: "not the leader", LeaderAdmin: addr})
 }
 
 func (s *Server) membershipHandler(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +76,7 @@ func (s *Server) membershipHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) joinHandler(w http.ResponseWriter, r *http.Request) {
-	var req MemberInfo
+	var req adminapi.JoinRequest
 	if !s.decodeChange(w, r, &req) {
 		return
 	}
@@ -122,7 +84,7 @@ func (s *Server) joinHandler(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "peer address required", http.StatusBadRequest)
 		return
 	}
-	info, err := s.join(r.Context(), members.Member{ID: req.ID, Peer: req.Peer, Client: req.Client, Admin: req.Admin}, req.Prepare)
+	info, err := s.join(r.Context(), req.Member, req.Prepare)
 	if s.changeFailed(w, err) {
 		return
 	}
@@ -130,7 +92,7 @@ func (s *Server) joinHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) leaveHandler(w http.ResponseWriter, r *http.Request) {
-	var req MemberInfo
+	var req adminapi.LeaveRequest
 	if !s.decodeChange(w, r, &req) {
 		return
 	}
@@ -187,18 +149,18 @@ func (s *Server) changeFailed(w http.ResponseWriter, err error) bool {
 // whose members cannot form the new majority without it (one member
 // growing to two, or a member down) commits the change only with its
 // acknowledgment.
-func (s *Server) join(ctx context.Context, x members.Member, prepare bool) (MembershipInfo, error) {
+func (s *Server) join(ctx context.Context, x members.Member, prepare bool) (adminapi.Membership, error) {
 	s.membership.reconfigMu.Lock()
 	defer s.membership.reconfigMu.Unlock()
 	cur, voters, _ := s.membership.get()
 	plan, err := members.PlanJoin(s.cfg.Ensemble.Shape, cur, voters, x)
 	if err != nil {
-		return MembershipInfo{}, err
+		return adminapi.Membership{}, err
 	}
 	if prepare && len(plan.Steps) > 0 {
 		next, err := plan.Voters(voters)
 		if err != nil {
-			return MembershipInfo{}, err
+			return adminapi.Membership{}, err
 		}
 		info := s.infoOf(plan.Steps[0].After, next)
 		info.ID = plan.Server

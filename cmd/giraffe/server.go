@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/server"
 )
@@ -137,7 +138,7 @@ func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id membe
 	if cfg.DataDir == "" {
 		return nil, fmt.Errorf("--join needs --data-dir")
 	}
-	info, ok, err := server.LoadJoined(cfg.DataDir)
+	info, ok, err := adminapi.LoadJoinRecord(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -149,39 +150,39 @@ func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id membe
 		if host == "" || host == "0.0.0.0" {
 			host = "127.0.0.1"
 		}
-		req := server.MemberInfo{ID: id, Peer: net.JoinHostPort(host, fmt.Sprint(peerPort)),
-			Client: net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort)), Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort)),
+		req := adminapi.JoinRequest{Member: members.Member{ID: id, Peer: net.JoinHostPort(host, fmt.Sprint(peerPort)),
+			Client: net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort)), Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort))},
 			Prepare: true}
 		ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 		defer cancel()
-		if info, err = server.AdminRequest(ctx, admin, "join", req); err != nil {
+		m, err := adminapi.Join(ctx, []string{admin}, req)
+		if err != nil {
 			return nil, err
 		}
-		info.Pending = true
-		if err := server.SaveJoined(cfg.DataDir, info); err != nil {
+		info = adminapi.JoinRecord{Membership: m, Pending: true}
+		if err := adminapi.SaveJoinRecord(cfg.DataDir, info); err != nil {
 			return nil, err
 		}
 	}
 	cfg.ServerID = info.ID
-	cfg.Ensemble = info.Ensemble()
+	cfg.Ensemble = server.JoinedEnsemble(info.Membership)
 	if !info.Pending {
 		return func(context.Context) error { return nil }, nil
 	}
-	var self server.MemberInfo
+	var self members.Member
 	for _, m := range info.Members {
 		if m.ID == info.ID {
-			self = m
+			self = m.Member
 		} else if admin == "" && m.Admin != "" {
 			admin = m.Admin
 		}
 	}
 	return func(ctx context.Context) error {
-		req := server.MemberInfo{ID: self.ID, Peer: self.Peer, Client: self.Client, Admin: self.Admin}
-		if _, err := server.AdminRequest(ctx, admin, "join", req); err != nil {
+		if _, err := adminapi.Join(ctx, []string{admin}, adminapi.JoinRequest{Member: self}); err != nil {
 			return fmt.Errorf("joining as server %d: %w (the data directory keeps the request: start again to retry)", info.ID, err)
 		}
 		info.Pending = false
-		if err := server.SaveJoined(cfg.DataDir, info); err != nil {
+		if err := adminapi.SaveJoinRecord(cfg.DataDir, info); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "giraffe: joined the ensemble as server %d\n", info.ID)
@@ -195,7 +196,7 @@ func hasJoinRecord(dir string) bool {
 	if dir == "" {
 		return false
 	}
-	_, ok, err := server.LoadJoined(dir)
+	_, ok, err := adminapi.LoadJoinRecord(dir)
 	return ok || err != nil
 }
 
@@ -218,7 +219,7 @@ committed; the removed server stops voting and can then be stopped.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 			defer cancel()
-			info, err := server.AdminRequest(ctx, admin, "leave", server.MemberInfo{ID: id})
+			info, err := adminapi.Leave(ctx, []string{admin}, id)
 			if err != nil {
 				return err
 			}

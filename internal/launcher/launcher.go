@@ -8,12 +8,11 @@ package launcher
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,8 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/members"
-	"github.com/giraffe-coord/giraffe/server"
 )
 
 // Spec says what ensemble to start.
@@ -326,17 +325,13 @@ func (c *Cluster) Fault(id members.ID, spec string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Post("http://"+s.MetricsAddr+"/faults", "text/plain", strings.NewReader(spec))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	now, err := adminapi.Fault(ctx, s.MetricsAddr, spec)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("server %d: %w", id, err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("server %d: %s", id, strings.TrimSpace(string(body)))
-	}
-	return strings.TrimSpace(string(body)), nil
+	return now, nil
 }
 
 // alive reports whether pid is a live process (not a zombie).
@@ -461,13 +456,21 @@ func FourLetter(addr, word string, timeout time.Duration) (map[string]string, er
 }
 
 // anyAdmin returns the admin address of a live server other than except.
-func (c *Cluster) anyAdmin(except members.ID) string {
+func (c *Cluster) anyAdmin(except members.ID) string { return c.liveAdmins(except)[0] }
+
+// liveAdmins returns the admin addresses of the live servers other than
+// except (the first server's if none is live).
+func (c *Cluster) liveAdmins(except members.ID) []string {
+	var out []string
 	for _, s := range c.Servers {
 		if s.ID != except && alive(s.PID) {
-			return s.MetricsAddr
+			out = append(out, s.MetricsAddr)
 		}
 	}
-	return c.Servers[0].MetricsAddr
+	if len(out) == 0 {
+		out = append(out, c.Servers[0].MetricsAddr)
+	}
+	return out
 }
 
 // Join starts one more server and adds it to the running ensemble (one
@@ -508,7 +511,7 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 	for {
 		// Joined once the change has committed (the record is no longer
 		// pending) and the server follows a leader.
-		if info, ok, _ := server.LoadJoined(filepath.Join(s.Dir, "data")); ok && !info.Pending {
+		if r, ok, _ := adminapi.LoadJoinRecord(filepath.Join(s.Dir, "data")); ok && !r.Pending {
 			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil && kv["Giraffe leader"] != "" && kv["Giraffe leader"] != "0" {
 				return &c.Servers[len(c.Servers)-1], nil
 			}
@@ -530,36 +533,10 @@ func (c *Cluster) Leave(id members.ID, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	body := fmt.Sprintf(`{"id":%d}`, id)
-	admin := c.anyAdmin(id)
-	deadline := time.Now().Add(timeout)
-	cl := http.Client{Timeout: timeout}
-	for {
-		resp, err := cl.Post("http://"+admin+"/leave", "application/json", strings.NewReader(body))
-		if err == nil {
-			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-			var redirect struct {
-				Leader string `json:"leader_admin"`
-			}
-			if resp.StatusCode == http.StatusMisdirectedRequest && json.Unmarshal(raw, &redirect) == nil && redirect.Leader != "" {
-				admin = redirect.Leader
-			} else if resp.StatusCode == http.StatusConflict {
-				return fmt.Errorf("leave %d: %s", id, strings.TrimSpace(string(raw)))
-			} else {
-				err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(raw)))
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("leave %d: %v", id, err)
-		}
-		if err != nil {
-			admin = c.anyAdmin(id)
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := adminapi.Leave(ctx, c.liveAdmins(id), id); err != nil {
+		return fmt.Errorf("leave %d: %w", id, err)
 	}
 	if alive(s.PID) {
 		syscall.Kill(s.PID, syscall.SIGTERM)
@@ -571,39 +548,18 @@ func (c *Cluster) Leave(id members.ID, timeout time.Duration) error {
 	return c.save()
 }
 
-// Membership is what a member reports on /membership: the committed
-// voting groups and the history of joins (+id) and departures (-id) from
-// which the forest derives them.
-type Membership struct {
-	Leader  members.ID     `json:"leader"`
-	Groups  [][]members.ID `json:"groups"`
-	Forest  string         `json:"forest"`
-	Members []struct {
-		ID    members.ID `json:"id"`
-		Group int        `json:"group"`
-	} `json:"members"`
-}
-
 // Membership asks server id (None: any live one) for the committed
 // membership.
-func (c *Cluster) Membership(id members.ID) (Membership, error) {
-	var m Membership
+func (c *Cluster) Membership(id members.ID) (adminapi.Membership, error) {
 	addr := c.anyAdmin(members.None)
 	if id != members.None {
 		s, err := c.byID(id)
 		if err != nil {
-			return m, err
+			return adminapi.Membership{}, err
 		}
 		addr = s.MetricsAddr
 	}
-	cl := http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get("http://" + addr + "/membership")
-	if err != nil {
-		return m, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return m, fmt.Errorf("membership: %s", resp.Status)
-	}
-	return m, json.NewDecoder(resp.Body).Decode(&m)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return adminapi.Get(ctx, addr)
 }

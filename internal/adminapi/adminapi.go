@@ -1,0 +1,77 @@
+// Package adminapi is the HTTP interface on a server's admin (metrics)
+// port through which an ensemble's membership is read and changed, and
+// its client:
+//
+//	GET  /membership   the ensemble as the server knows it (Membership)
+//	POST /join         JoinRequest; answers the Membership with the joined server
+//	POST /leave        LeaveRequest; answers the Membership after the departure
+//	GET  /faults       the faults injected into the server's peer transport
+//	POST /faults       a fault spec (transport.ParseFaultSpec); for tests
+//
+// Joins and departures are ordered by the global leader; another member
+// answers 421 Misdirected Request with NotLeader, naming the leader's
+// admin address, which the client follows. It also holds the record a
+// joined server keeps in its data directory (JoinRecord).
+package adminapi
+
+import (
+	"github.com/giraffe-coord/giraffe/internal/members"
+)
+
+// The paths of the admin port.
+const (
+	PathMembership = "/membership"
+	PathJoin       = "/join"
+	PathLeave      = "/leave"
+	PathFaults     = "/faults"
+)
+
+// Membership is the answer of GET /membership and of a join or departure:
+// enough for a joining server to start.
+type Membership struct {
+	// ID is the answering server; in the answer to a join, the joined one.
+	ID      members.ID     `json:"id"`
+	Leader  members.ID     `json:"leader"`
+	Members []MemberStatus `json:"members"`
+	// Groups is the committed voting configuration.
+	Groups [][]members.ID `json:"groups"`
+	// Forest is the history of joins (+id) and departures (-id), oldest
+	// first, from which the forest derives the groups.
+	Forest string `json:"forest"`
+	// Shape is the ensemble's shape; Nodes counts Members.
+	members.Shape
+	TickMs        int64 `json:"tick_ms"`
+	ElectionTicks int   `json:"election_ticks"`
+	// Cluster is the name peers present in their handshake.
+	Cluster string `json:"cluster"`
+}
+
+// MemberStatus is one member in Membership.
+type MemberStatus struct {
+	members.Member
+	Group int `json:"group"` // -1 while not a voter
+}
+
+// JoinRequest is the body of POST /join.
+type JoinRequest struct {
+	// Member is the joining server; ID 0 asks the leader for the next
+	// free id.
+	members.Member
+	// Prepare asks only what the join would make (the server's id and
+	// group, the voting configuration and the membership with it) without
+	// proposing it: the joining server starts with that, then asks again
+	// without Prepare.
+	Prepare bool `json:"prepare,omitempty"`
+}
+
+// LeaveRequest is the body of POST /leave.
+type LeaveRequest struct {
+	ID members.ID `json:"id"`
+}
+
+// NotLeader is the body of a 421 answer: the change must be asked of the
+// leader, at LeaderAdmin when known.
+type NotLeader struct {
+	Error       string `json:"error"`
+	LeaderAdmin string `json:"leader_admin"`
+}

@@ -1,0 +1,130 @@
+package adminapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/members"
+)
+
+// retryEvery is how long the client waits before asking again after an
+// answer that may change (no leader yet, a server unreachable).
+const retryEvery = 250 * time.Millisecond
+
+// Join asks the ensemble to add req's server, through any of the admin
+// addresses admins, and returns the leader's answer: the membership with
+// the server, its ID set to the server's id.
+func Join(ctx context.Context, admins []string, req JoinRequest) (Membership, error) {
+	var m Membership
+	return m, change(ctx, admins, PathJoin, req, &m)
+}
+
+// Leave asks the ensemble to remove server id, through any of the admin
+// addresses admins, and returns the membership once the removal (and any
+// move between groups it needs) has committed.
+func Leave(ctx context.Context, admins []string, id members.ID) (Membership, error) {
+	var m Membership
+	return m, change(ctx, admins, PathLeave, LeaveRequest{ID: id}, &m)
+}
+
+// change posts a membership change until the leader answers it or ctx
+// ends: an answer naming the leader sends the next attempt there; a
+// server that cannot be reached, or answers that it cannot decide now,
+// is asked again (the next of admins after a connection error); a change
+// the ensemble refuses (409, 400, 404) ends it.
+func change(ctx context.Context, admins []string, path string, req, answer any) error {
+	if len(admins) == 0 {
+		return errors.New("no admin address to ask")
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	op := strings.TrimPrefix(path, "/")
+	next := 0
+	addr := admins[0]
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-time.After(retryEvery):
+			case <-ctx.Done():
+				return fmt.Errorf("%s: %w (last error: %v)", op, ctx.Err(), lastErr)
+			}
+		}
+		code, raw, err := do(ctx, http.MethodPost, addr, path, "application/json", body)
+		if err != nil {
+			next = (next + 1) % len(admins)
+			lastErr, addr = err, admins[next]
+			continue
+		}
+		switch code {
+		case http.StatusOK:
+			return json.Unmarshal(raw, answer)
+		case http.StatusMisdirectedRequest:
+			var nl NotLeader
+			json.Unmarshal(raw, &nl)
+			lastErr = fmt.Errorf("%s asked %s, which does not lead", op, addr)
+			addr = admins[next]
+			if nl.LeaderAdmin != "" {
+				addr = nl.LeaderAdmin
+			}
+		case http.StatusConflict, http.StatusBadRequest, http.StatusNotFound:
+			return fmt.Errorf("%s refused by %s: %s", op, addr, bytes.TrimSpace(raw))
+		default:
+			lastErr = fmt.Errorf("%s at %s: %d %s: %s", op, addr, code, http.StatusText(code), bytes.TrimSpace(raw))
+		}
+	}
+}
+
+// Get returns the membership as the server at admin knows it.
+func Get(ctx context.Context, admin string) (Membership, error) {
+	var m Membership
+	code, raw, err := do(ctx, http.MethodGet, admin, PathMembership, "", nil)
+	if err != nil {
+		return m, err
+	}
+	if code != http.StatusOK {
+		return m, fmt.Errorf("membership: %d %s: %s", code, http.StatusText(code), bytes.TrimSpace(raw))
+	}
+	return m, json.Unmarshal(raw, &m)
+}
+
+// Fault applies a fault spec to the peer transport of the server at admin
+// (transport.ParseFaultSpec: "drop ID P; delay ID D; block ID; isolate;
+// heal") and returns the faults now in force there.
+func Fault(ctx context.Context, admin, spec string) (string, error) {
+	code, raw, err := do(ctx, http.MethodPost, admin, PathFaults, "text/plain", []byte(spec))
+	if err != nil {
+		return "", err
+	}
+	if code != http.StatusOK {
+		return "", errors.New(strings.TrimSpace(string(raw)))
+	}
+	return strings.TrimSpace(string(raw)), nil
+}
+
+// do sends one request and returns the status and up to 1 MiB of body.
+func do(ctx context.Context, method, addr, path, contentType string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, raw, err
+}
