@@ -2,8 +2,8 @@
 // local interface) and connects the program to it in-process.
 //
 // The server is the same one `giraffe server` runs: standalone, or a member
-// of an ensemble when its Config names peers, with the same log, snapshots
-// and recovery. Connect opens a session over an in-process pipe served by
+// of an ensemble when its Config names peers or when it joins a running one
+// (Join), with the same log, snapshots and recovery. Connect opens a session over an in-process pipe served by
 // server.ServeConn, so the program uses package client and the blocking
 // recipes (recipes.NewQueueLock(conn, path).Lock(ctx), Barrier.Wait(ctx),
 // ...) with exactly the semantics a remote client has, without a network
@@ -59,6 +59,27 @@ func Start(cfg server.Config, logger *slog.Logger) (*Server, error) {
 	}
 	if err := srv.Start(); err != nil {
 		srv.Close()
+		return nil, err
+	}
+	return &Server{srv: srv}, nil
+}
+
+// Join starts a server that joins a running ensemble through the admin
+// (metrics) address of any member, j.Admin, as `giraffe server --join`
+// does: the ensemble's leader adds it, by one configuration change through
+// the log, to the group the forest gives it, and it catches up with the
+// ensemble's data before it serves. cfg needs a data directory, a
+// MetricsPort (the ensemble reaches the server's admin port there) and
+// j.PeerPort for the server-to-server traffic; the ensemble decides the
+// rest. A server whose data directory records an earlier join restarts
+// as that member, and j may then be zero. A nil logger discards the
+// server's log.
+func Join(ctx context.Context, cfg server.Config, j server.Join, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv, err := server.StartJoining(ctx, cfg, j, logger)
+	if err != nil {
 		return nil, err
 	}
 	return &Server{srv: srv}, nil

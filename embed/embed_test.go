@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/recipes"
 	"github.com/giraffe-coord/giraffe/server"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -220,5 +223,61 @@ func TestEnsembleMembers(t *testing.T) {
 	}
 	if err := lb.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJoinRunningEnsemble: an embedded server joins a running classic-3
+// ensemble of server processes, reads through its in-process session what
+// was written before it joined, and what it writes is read through another
+// member; the ensemble then counts it among its voters.
+func TestJoinRunningEnsemble(t *testing.T) {
+	c := itest.StartEnsemble(t, itest.Classic3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	remote := func(i int) *client.Conn {
+		conn, err := client.Connect(ctx, []string{c.Servers[i].ClientAddr}, client.WithSessionTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	if _, _, err := remote(0).Create(ctx, "/before", []byte("1"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+
+	// The ports StartEnsemble keeps free after the members' for a joiner.
+	base := c.Spec.BasePort + 3*c.Spec.Nodes
+	cfg := Standalone(t.TempDir())
+	cfg.ForceSync = false
+	cfg.ClientPort, cfg.MetricsPort = base, base+2
+	s, err := Join(ctx, cfg, server.Join{Admin: c.Servers[1].MetricsAddr, PeerPort: base + 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	local := connect(t, s)
+	if _, err := local.Sync(ctx, "/before"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := local.Get(ctx, "/before"); err != nil || string(d) != "1" {
+		t.Fatalf("the joined server reads /before as %q, %v", d, err)
+	}
+	if _, _, err := local.Create(ctx, "/after", []byte("2"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+	other := remote(2)
+	if _, err := other.Sync(ctx, "/after"); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, err := other.Get(ctx, "/after"); err != nil || string(d) != "2" {
+		t.Fatalf("member 3 reads /after as %q, %v", d, err)
+	}
+	m, err := c.Membership(members.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Groups) != 1 || len(m.Groups[0]) != 4 || !slices.Contains(m.Groups[0], members.ID(4)) {
+		t.Fatalf("voters after the join: %v, want servers 1 to 4", m.Groups)
 	}
 }

@@ -1,16 +1,154 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
-// JoinedEnsemble returns the ensemble configuration a server that joined
+// Join says how a server joins a running ensemble (giraffe server --join,
+// embed.Join).
+type Join struct {
+	// Admin is the admin (metrics) address, host:port, of any member. A
+	// server whose data directory records an earlier join needs none.
+	Admin string
+	// ID is the server id to ask for; 0 lets the leader pick the next
+	// free one.
+	ID ID
+	// PeerPort is this server's Group Paxos port. The server's addresses
+	// (peer, client and admin ports) are on the host of Config.ClientAddr,
+	// 127.0.0.1 when that is empty or 0.0.0.0; Config.MetricsPort must be
+	// set, as the ensemble reaches the server's admin port there. A client
+	// port of 0 (chosen when listening) is not published to the ensemble.
+	PeerPort int
+}
+
+// joinTimeout bounds each of a join's two requests to the ensemble.
+const joinTimeout = 60 * time.Second
+
+// HasJoined reports whether dataDir records a join, so that a server that
+// joined an ensemble restarts as a member without being told again
+// (StartJoining with a zero Join).
+func HasJoined(dataDir string) bool {
+	if dataDir == "" {
+		return false
+	}
+	_, ok, err := adminapi.LoadJoinRecord(dataDir)
+	return ok || err != nil
+}
+
+// StartJoining starts a server that joins the running ensemble j.Admin
+// names, or restarts one that joined before (its data directory records
+// the join). The join has two steps, because the server must run before
+// the change that adds it commits: a group that cannot form its new
+// majority without it (one member growing to two, or a member down)
+// commits the change only with its acknowledgment. So it first asks the
+// leader what the join would make (this server's id, its group and the
+// configuration with it), records that in the data directory, marked
+// pending, and starts with it, as a learner; then it asks for the change
+// itself and waits for it to commit. A later start reuses the record,
+// and asks again while it is pending.
+func StartJoining(ctx context.Context, cfg Config, j Join, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	rec, err := prepareJoin(ctx, &cfg, j)
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	if !rec.Pending {
+		return s, nil
+	}
+	if err := finishJoin(ctx, cfg.DataDir, rec, j.Admin); err != nil {
+		s.Close()
+		return nil, err
+	}
+	logger.Info("joined the ensemble", "id", rec.ID)
+	return s, nil
+}
+
+// prepareJoin makes cfg the configuration of the joining server: from the
+// data directory's record, or, on the first start, from the leader's
+// answer to a prepared join, which it records.
+func prepareJoin(ctx context.Context, cfg *Config, j Join) (adminapi.JoinRecord, error) {
+	if cfg.DataDir == "" {
+		return adminapi.JoinRecord{}, errors.New("joining an ensemble needs a data directory")
+	}
+	rec, ok, err := adminapi.LoadJoinRecord(cfg.DataDir)
+	if err != nil {
+		return rec, err
+	}
+	if !ok {
+		if j.Admin == "" {
+			return rec, errors.New("joining an ensemble needs the admin address of a member")
+		}
+		if j.PeerPort <= 0 || cfg.MetricsPort <= 0 {
+			return rec, errors.New("joining an ensemble needs a peer port and a metrics port")
+		}
+		host := cfg.ClientAddr
+		if host == "" || host == "0.0.0.0" {
+			host = "127.0.0.1"
+		}
+		self := members.Member{ID: j.ID, Peer: net.JoinHostPort(host, fmt.Sprint(j.PeerPort)),
+			Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort))}
+		if cfg.ClientPort > 0 {
+			self.Client = net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort))
+		}
+		rctx, cancel := context.WithTimeout(ctx, joinTimeout)
+		defer cancel()
+		m, err := adminapi.Join(rctx, []string{j.Admin}, adminapi.JoinRequest{Member: self, Prepare: true})
+		if err != nil {
+			return rec, err
+		}
+		rec = adminapi.JoinRecord{Membership: m, Pending: true}
+		if err := adminapi.SaveJoinRecord(cfg.DataDir, rec); err != nil {
+			return rec, err
+		}
+	}
+	cfg.ServerID = rec.ID
+	cfg.Ensemble = joinedEnsemble(rec.Membership)
+	return rec, nil
+}
+
+// finishJoin asks for the change that adds the server, through admin or,
+// when that is empty (a restart), any other member the record names, and
+// marks the record done once it has committed.
+func finishJoin(ctx context.Context, dataDir string, rec adminapi.JoinRecord, admin string) error {
+	var self members.Member
+	for _, m := range rec.Members {
+		if m.ID == rec.ID {
+			self = m.Member
+		} else if admin == "" && m.Admin != "" {
+			admin = m.Admin
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, joinTimeout)
+	defer cancel()
+	if _, err := adminapi.Join(rctx, []string{admin}, adminapi.JoinRequest{Member: self}); err != nil {
+		return fmt.Errorf("joining as server %d: %w (the data directory keeps the request: start again to retry)", rec.ID, err)
+	}
+	rec.Pending = false
+	return adminapi.SaveJoinRecord(dataDir, rec)
+}
+
+// joinedEnsemble returns the ensemble configuration a server that joined
 // as m.ID starts with: the members, shape and timers the ensemble
 // answered, and the voting configuration with the server in it.
-func JoinedEnsemble(m adminapi.Membership) Ensemble {
+func joinedEnsemble(m adminapi.Membership) Ensemble {
 	e := Ensemble{Shape: m.Shape, Tick: time.Duration(m.TickMs) * time.Millisecond, ElectionTicks: m.ElectionTicks,
 		ClusterName: m.Cluster}
 	for _, x := range m.Members {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -78,25 +77,22 @@ the log.`,
 			if flags.Changed("metrics-port") {
 				cfg.MetricsPort = metricsPort
 			}
-			finishJoin := func(context.Context) error { return nil }
-			if join != "" || hasJoinRecord(cfg.DataDir) {
-				var err error
-				if finishJoin, err = joinEnsemble(cmd, &cfg, join, members.ID(joinID), peerPort); err != nil {
-					return err
+			var srv *server.Server
+			if join != "" && !server.HasJoined(cfg.DataDir) {
+				switch {
+				case cfg.DataDir == "":
+					return fmt.Errorf("--join needs --data-dir")
+				case peerPort <= 0 || cfg.MetricsPort <= 0:
+					return fmt.Errorf("--join needs --peer-port and --metrics-port")
 				}
 			}
-			srv, err := server.New(cfg, logger)
-			if err != nil {
-				return err
+			if join != "" || server.HasJoined(cfg.DataDir) {
+				srv, err = server.StartJoining(cmd.Context(), cfg,
+					server.Join{Admin: join, ID: server.ID(joinID), PeerPort: peerPort}, logger)
+			} else if srv, err = server.New(cfg, logger); err == nil {
+				err = srv.Start()
 			}
-			if err := srv.Start(); err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
-			err = finishJoin(ctx)
-			cancel()
 			if err != nil {
-				srv.Close()
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "giraffe: serving ZooKeeper clients on %s (data in %s)\n", srv.Addr(), cfg.DataDir)
@@ -124,80 +120,6 @@ the log.`,
 	f.Uint64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
 	f.IntVar(&peerPort, "peer-port", 0, "with --join: this server's Group Paxos port")
 	return cmd
-}
-
-// joinEnsemble makes cfg a member of the ensemble reachable at admin. On
-// the first start it asks the leader what the join would make (this
-// server's id, group and the configuration with it) and records that in the
-// data directory; the returned finish, called once the server runs, asks
-// for the change itself and waits for it to commit. The server must run
-// first: a group that cannot form its new majority without it commits the
-// change only with its acknowledgment. Later starts reuse the record (and
-// ask again while it is marked pending).
-func joinEnsemble(cmd *cobra.Command, cfg *server.Config, admin string, id members.ID, peerPort int) (finish func(context.Context) error, err error) {
-	if cfg.DataDir == "" {
-		return nil, fmt.Errorf("--join needs --data-dir")
-	}
-	info, ok, err := adminapi.LoadJoinRecord(cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		if peerPort <= 0 || cfg.MetricsPort <= 0 {
-			return nil, fmt.Errorf("--join needs --peer-port and --metrics-port")
-		}
-		host := cfg.ClientAddr
-		if host == "" || host == "0.0.0.0" {
-			host = "127.0.0.1"
-		}
-		req := adminapi.JoinRequest{Member: members.Member{ID: id, Peer: net.JoinHostPort(host, fmt.Sprint(peerPort)),
-			Client: net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort)), Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort))},
-			Prepare: true}
-		ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
-		defer cancel()
-		m, err := adminapi.Join(ctx, []string{admin}, req)
-		if err != nil {
-			return nil, err
-		}
-		info = adminapi.JoinRecord{Membership: m, Pending: true}
-		if err := adminapi.SaveJoinRecord(cfg.DataDir, info); err != nil {
-			return nil, err
-		}
-	}
-	cfg.ServerID = info.ID
-	cfg.Ensemble = server.JoinedEnsemble(info.Membership)
-	if !info.Pending {
-		return func(context.Context) error { return nil }, nil
-	}
-	var self members.Member
-	for _, m := range info.Members {
-		if m.ID == info.ID {
-			self = m.Member
-		} else if admin == "" && m.Admin != "" {
-			admin = m.Admin
-		}
-	}
-	return func(ctx context.Context) error {
-		if _, err := adminapi.Join(ctx, []string{admin}, adminapi.JoinRequest{Member: self}); err != nil {
-			return fmt.Errorf("joining as server %d: %w (the data directory keeps the request: start again to retry)", info.ID, err)
-		}
-		info.Pending = false
-		if err := adminapi.SaveJoinRecord(cfg.DataDir, info); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "giraffe: joined the ensemble as server %d\n", info.ID)
-		return nil
-	}, nil
-}
-
-// hasJoinRecord reports whether dir holds the record of a join, so that
-// a joined server restarts as one without --join.
-func hasJoinRecord(dir string) bool {
-	if dir == "" {
-		return false
-	}
-	_, ok, err := adminapi.LoadJoinRecord(dir)
-	return ok || err != nil
 }
 
 // newLeaveCmd returns `giraffe leave`: ask the ensemble to remove a server.
