@@ -1,15 +1,13 @@
 package server
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -148,105 +146,111 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// LoadConfigFile reads a configuration file into c. The format is that of
-// ZooKeeper's zoo.cfg (Java properties: key=value, # comments), so an
-// existing zoo.cfg works unchanged; keys Giraffe does not use are ignored
-// with their names returned so the caller can log them.
-func LoadConfigFile(path string, c *Config) (ignored []string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' || text[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(text, "=:")
-		if i < 0 {
-			return nil, fmt.Errorf("%s:%d: expected key=value", path, line)
-		}
-		key := strings.TrimSpace(text[:i])
-		val := strings.TrimSpace(text[i+1:])
-		known, err := c.set(key, val)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %s: %w", path, line, key, err)
-		}
-		if !known {
-			ignored = append(ignored, key)
-		}
-	}
-	return ignored, sc.Err()
+// The membership types of internal/members, named here so that programs
+// outside this module (package embed's users) can configure an ensemble.
+type (
+	// Member is one server of an ensemble and its addresses.
+	Member = members.Member
+	// Shape arranges an ensemble: classic, or a forest of groups.
+	Shape = members.Shape
+	// ID is a server's id in its ensemble.
+	ID = members.ID
+)
+
+// Ensemble configures replication. With no Members the server is standalone.
+type Ensemble struct {
+	// Members are the servers of the ensemble: zoo.cfg's server.N and
+	// giraffe.admin.N lines, or, for a joined server, the members the
+	// ensemble had when it joined.
+	Members []members.Member
+	// Shape arranges them: Shape.Trees groups, each relaying down a tree
+	// of fan-out Shape.Children, or (Shape.Classic, or Trees <= 1) one
+	// group with a star, a leader-centric protocol like Zab. Validate sets
+	// Shape.Nodes to the number of Members.
+	Shape members.Shape
+	// Tick is the protocol tick; heartbeats go every 2 ticks and a silent
+	// coordinator or leader is suspected after ElectionTicks.
+	Tick          time.Duration
+	ElectionTicks int
+	// Joined, when set, is the voting configuration this server was given
+	// when it joined a running ensemble (giraffe server --join): its log
+	// starts empty, and the configuration that admitted it is where it
+	// starts from. Servers of the initial ensemble derive theirs from the
+	// server lines (Voters).
+	Joined *quorum.Config
+	// ClusterName, when set, is the name peers present in their handshake
+	// (a joined server takes the ensemble's); otherwise it is derived from
+	// the server lines.
+	ClusterName string
 }
 
-// set applies one configuration key; it reports whether the key is known.
-func (c *Config) set(key, val string) (bool, error) {
-	ms := func() (time.Duration, error) {
-		n, err := strconv.Atoi(val)
-		return time.Duration(n) * time.Millisecond, err
-	}
-	var err error
-	switch key {
-	case "dataDir":
-		c.DataDir = val
-	case "dataLogDir":
-		c.DataLogDir = val
-	case "clientPort":
-		c.ClientPort, err = strconv.Atoi(val)
-	case "clientPortAddress":
-		c.ClientAddr = val
-	case "metricsPort", "metricsProvider.httpPort":
-		c.MetricsPort, err = strconv.Atoi(val)
-	case "tickTime":
-		c.TickTime, err = ms()
-	case "minSessionTimeout":
-		c.MinSessionTimeout, err = ms()
-	case "maxSessionTimeout":
-		c.MaxSessionTimeout, err = ms()
-	case "maxClientCnxns":
-		c.MaxClientCnxns, err = strconv.Atoi(val)
-	case "jute.maxbuffer":
-		c.MaxPacket, err = parseInt(val)
-	case "maxDataBytes":
-		c.MaxDataBytes, err = parseInt(val)
-	case "4lw.commands.whitelist":
-		c.FourLetterWords = nil
-		for _, w := range strings.Split(val, ",") {
-			if w = strings.TrimSpace(w); w != "" {
-				c.FourLetterWords = append(c.FourLetterWords, w)
+// Replicated reports whether the configuration describes an ensemble.
+func (c *Config) Replicated() bool { return len(c.Ensemble.Members) > 0 }
+
+func (c *Config) validateEnsemble() error {
+	for _, a := range c.pendingAdmin {
+		for i := range c.Ensemble.Members {
+			if c.Ensemble.Members[i].ID == a.ID {
+				c.Ensemble.Members[i].Admin = a.Admin
 			}
 		}
-	case "zookeeper.DigestAuthenticationProvider.superDigest", "superDigest":
-		c.SuperDigest = val
-	case "zookeeper.extendedTypesEnabled", "extendedTypesEnabled":
-		c.ExtendedTypes, err = strconv.ParseBool(val)
-	case "snapCount":
-		c.SnapCount, err = strconv.Atoi(val)
-	case "autopurge.snapRetainCount":
-		c.SnapRetainCount, err = strconv.Atoi(val)
-	case "autopurge.purgeInterval":
-		var h int
-		h, err = strconv.Atoi(val)
-		c.PurgeInterval = time.Duration(h) * time.Hour
-	case "forceSync", "zookeeper.forceSync":
-		c.ForceSync = val != "no" && val != "false"
-	case "znode.container.checkIntervalMs":
-		c.ContainerCheckInterval, err = ms()
-	case "serverId":
-		c.ServerID, err = members.ParseID(val)
-	default:
-		return c.setEnsemble(key, val)
 	}
-	return true, err
+	c.pendingAdmin = nil
+	if !c.Replicated() {
+		return nil
+	}
+	seen := map[members.ID]bool{}
+	self := false
+	for _, p := range c.Ensemble.Members {
+		if seen[p.ID] {
+			return fmt.Errorf("server.%d given twice", p.ID)
+		}
+		seen[p.ID] = true
+		self = self || p.ID == c.ServerID
+	}
+	if !self {
+		return fmt.Errorf("this server (id %d) is not among the server.N lines", c.ServerID)
+	}
+	e := &c.Ensemble
+	e.Shape.Nodes = len(e.Members)
+	if e.Shape.Trees <= 1 || len(e.Members) < e.Shape.Trees {
+		e.Shape.Classic = true
+	}
+	if !e.Shape.Classic && e.Shape.Children < 1 {
+		return errors.New("giraffe.children must be >= 1")
+	}
+	if e.Tick <= 0 {
+		e.Tick = 25 * time.Millisecond
+	}
+	if e.ElectionTicks <= 0 {
+		e.ElectionTicks = 8
+	}
+	if e.ElectionTicks <= 4 {
+		return errors.New("giraffe.electionTicks must be > 4")
+	}
+	return nil
 }
 
-// parseInt accepts decimal or 0x-prefixed hexadecimal, as jute.maxbuffer
-// is often written in hex.
-func parseInt(s string) (int, error) {
-	n, err := strconv.ParseInt(s, 0, 64)
-	return int(n), err
+// Self returns this server's entry among the members.
+func (c *Config) Self() members.Member {
+	for _, m := range c.Ensemble.Members {
+		if m.ID == c.ServerID {
+			return m
+		}
+	}
+	return members.Member{}
+}
+
+// Voters returns the voting configuration the ensemble starts with: the
+// one it was given on joining, or the groups members.Voters derives from
+// the server lines.
+func (e *Ensemble) Voters() (quorum.Config, error) {
+	if e.Joined != nil {
+		return *e.Joined, nil
+	}
+	ids := make([]members.ID, 0, len(e.Members))
+	for _, m := range e.Members {
+		ids = append(ids, m.ID)
+	}
+	return members.Voters(e.Shape, ids)
 }

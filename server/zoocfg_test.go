@@ -1,0 +1,96 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEnsembleKeys reads the ensemble part of zoo.cfg: ZooKeeper's
+// server.N lines (with and without an election port and a client
+// address), myid, and Giraffe's keys, then what Validate derives.
+func TestEnsembleKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines string
+		myid  string
+		want  Ensemble // Members, Shape, Tick and ElectionTicks compared
+		self  ID
+		err   string
+	}{
+		{name: "forest with admin ports and timers", lines: `
+server.1=10.0.0.1:3001:3888;2181
+server.2=10.0.0.2:3002;10.0.1.2:2182
+server.3=10.0.0.3:3003
+giraffe.admin.1=10.0.0.1:7001
+giraffe.admin.3=10.0.0.3:7003
+giraffe.trees=3
+giraffe.children=2
+giraffe.tickMs=40
+giraffe.electionTicks=12
+serverId=2`,
+			want: Ensemble{Members: []Member{
+				{ID: 1, Peer: "10.0.0.1:3001", Client: "10.0.0.1:2181", Admin: "10.0.0.1:7001"},
+				{ID: 2, Peer: "10.0.0.2:3002", Client: "10.0.1.2:2182"},
+				{ID: 3, Peer: "10.0.0.3:3003", Admin: "10.0.0.3:7003"}},
+				Shape: Shape{Nodes: 3, Trees: 3, Children: 2}, Tick: 40 * time.Millisecond, ElectionTicks: 12},
+			self: 2},
+		{name: "myid, defaults, classic below the trees", lines: `
+server.1=h:3001
+server.2=h:3002
+giraffe.trees=3
+giraffe.children=3`, myid: "2\n",
+			want: Ensemble{Members: []Member{{ID: 1, Peer: "h:3001"}, {ID: 2, Peer: "h:3002"}},
+				Shape: Shape{Nodes: 2, Trees: 3, Children: 3, Classic: true}, Tick: 25 * time.Millisecond, ElectionTicks: 8},
+			self: 2},
+		{name: "one server line is standalone", lines: "server.1=h:3001"},
+		{name: "id out of range", lines: "server.256=h:3001", err: "server id must be in [1,255]"},
+		{name: "negative id", lines: "server.-1=h:3001", err: "server id must be in [1,255]"},
+		{name: "no peer port", lines: "server.1=h", err: "expected host:peerPort"},
+		{name: "twice", lines: "server.1=h:1\nserver.1=h:2\nserverId=1", err: "server.1 given twice"},
+		{name: "not among the lines", lines: "server.1=h:1\nserver.2=h:2\nserverId=3", err: "not among the server.N lines"},
+		{name: "no myid", lines: "server.1=h:1\nserver.2=h:2", err: "needs serverId or"},
+		{name: "bad admin id", lines: "giraffe.admin.x=h:7", err: "bad server id"},
+		{name: "election ticks too few", lines: "server.1=h:1\nserver.2=h:2\nserverId=1\ngiraffe.electionTicks=4", err: "must be > 4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.myid != "" {
+				os.WriteFile(filepath.Join(dir, "myid"), []byte(tc.myid), 0o644)
+			}
+			path := filepath.Join(dir, "zoo.cfg")
+			os.WriteFile(path, []byte("dataDir="+dir+"\n"+tc.lines+"\n"), 0o644)
+			cfg := DefaultConfig()
+			_, err := LoadConfigFile(path, &cfg)
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := cfg.Ensemble
+			got := Ensemble{Members: e.Members, Shape: e.Shape, Tick: e.Tick, ElectionTicks: e.ElectionTicks}
+			if len(tc.want.Members) == 0 {
+				if cfg.Replicated() {
+					t.Fatalf("replicated: %+v", e)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ensemble %+v\nwant %+v", got, tc.want)
+			}
+			if cfg.ServerID != tc.self || cfg.Self().ID != tc.self {
+				t.Errorf("server id %d (self %+v), want %d", cfg.ServerID, cfg.Self(), tc.self)
+			}
+		})
+	}
+}
