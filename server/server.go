@@ -1,7 +1,8 @@
-// Package server is a standalone Giraffe server: it speaks the ZooKeeper
-// client protocol on a TCP port, orders writes through a fsynced
-// transaction log, applies them to the deterministic data tree, and answers
-// reads from that tree.
+// Package server is a Giraffe server: it speaks the ZooKeeper client
+// protocol on a TCP port, orders writes, applies them to the deterministic
+// data tree, and answers reads from that tree. A standalone server orders
+// writes through its own fsynced transaction log; an ensemble member
+// through Group Paxos (internal/replica).
 //
 // Concurrency: each connection has a reader goroutine (decodes requests,
 // answers reads inline when nothing it sent earlier is still in flight) and a
@@ -12,11 +13,26 @@
 // RWMutex: the applier holds it exclusively while it applies a batch, readers
 // share it. Lock order: tree, then watch registry, then a connection's
 // outbox.
+//
+// Files by concern:
+//
+//   - server.go: the Server's life (New, Start, Close);
+//   - config.go, zoocfg.go: Config and Ensemble; reading zoo.cfg;
+//   - conns.go, conn.go, requests.go, sessions.go, fourletter.go, apply.go:
+//     the ZooKeeper front end (connections, requests, sessions, the
+//     four-letter words, applying entries and firing watches);
+//   - pipeline.go, storage.go: the standalone orderer (log, fsync,
+//     snapshots, recovery);
+//   - replicated.go, owners.go, peers.go, peers_tcp.go: the ensemble
+//     orderer (Group Paxos, session owners, the peer transport);
+//   - membership.go, reconfig.go, join.go: the ensemble's membership, the
+//     changes the leader makes, and joining a running ensemble;
+//   - admin.go, faults.go, metrics.go, latency.go: the admin port
+//     (package adminapi's endpoints, fault injection, Prometheus metrics).
 package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,7 +41,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/giraffe-coord/giraffe/internal/acl"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/transport"
@@ -35,7 +50,7 @@ import (
 // Version is reported by srvr, stat and envi.
 const Version = "3.9.4-giraffe-0.1"
 
-// Server is one standalone Giraffe server.
+// Server is one Giraffe server, standalone or an ensemble member.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
@@ -138,13 +153,7 @@ func (s *Server) Start() error {
 			return err
 		}
 		s.metricsLn = mln
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", s.metrics.handler())
-		mux.HandleFunc("/faults", s.faultsHandler)
-		mux.HandleFunc("/membership", s.membershipHandler)
-		mux.HandleFunc("/join", s.joinHandler)
-		mux.HandleFunc("/leave", s.leaveHandler)
-		s.metricsSv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		s.metricsSv = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.metricsSv.Serve(mln) }()
 	}
@@ -212,136 +221,6 @@ func (s *Server) fail(err error) {
 		s.log.Error("fatal: stopping server", "err", err)
 		go s.Close()
 	}
-}
-
-func (s *Server) acceptLoop() {
-	defer s.wg.Done()
-	var backoff time.Duration
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			if s.closing.Load() {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			// Out of file descriptors and the like: back off, keep serving.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed", "err", err, "retry_in", backoff)
-			time.Sleep(backoff)
-			continue
-		}
-		backoff = 0
-		s.admit(nc)
-	}
-}
-
-// inProcessAddr stands for the client address of connections handed to
-// ServeConn.
-const inProcessAddr = "in-process"
-
-// ServeConn serves one client connection that did not come through the
-// client port: package embed hands it one end of an in-process pipe, so a
-// program running the server talks to it with the same protocol, and the
-// same semantics, as a remote client, without a network hop. The
-// per-address connection limit does not apply. The server must have been
-// started; after Close, nc is closed at once.
-func (s *Server) ServeConn(nc net.Conn) { s.register(nc, inProcessAddr, false) }
-
-// admit registers a new connection unless its IP is over the limit.
-func (s *Server) admit(nc net.Conn) { s.register(nc, remoteIP(nc), true) }
-
-// register adds a connection to the server's tables and starts serving
-// it; with limit, a connection over the per-address limit is closed.
-func (s *Server) register(nc net.Conn, ip string, limit bool) {
-	s.connsMu.Lock()
-	if s.closing.Load() {
-		// Close has closed (or is closing) every registered connection
-		// under this lock; one registered now would be missed.
-		s.connsMu.Unlock()
-		nc.Close()
-		return
-	}
-	if limit && s.cfg.MaxClientCnxns > 0 && s.perIP[ip] >= s.cfg.MaxClientCnxns {
-		s.connsMu.Unlock()
-		s.log.Warn("too many connections from one address; closing the new one",
-			"ip", ip, "max", s.cfg.MaxClientCnxns)
-		s.metrics.connRejected.Inc()
-		nc.Close()
-		return
-	}
-	s.nextConnID++
-	c := newConn(s, nc, s.nextConnID, ip)
-	s.conns[c.id] = c
-	s.perIP[ip]++
-	s.connsMu.Unlock()
-	c.start()
-}
-
-// forget removes a closed connection from the server's tables.
-func (s *Server) forget(c *conn) {
-	s.connsMu.Lock()
-	if _, ok := s.conns[c.id]; ok {
-		delete(s.conns, c.id)
-		if s.perIP[c.ip]--; s.perIP[c.ip] <= 0 {
-			delete(s.perIP, c.ip)
-		}
-	}
-	if sid := c.sessionID(); sid != 0 && s.bySession[sid] == c {
-		delete(s.bySession, sid)
-	}
-	s.connsMu.Unlock()
-	s.watchMu.Lock()
-	s.watches.RemoveWatcher(c.id)
-	s.watchMu.Unlock()
-}
-
-// attachSession makes c the connection of session sid, closing any other
-// connection that held it (the client moved).
-func (s *Server) attachSession(c *conn, sid int64) {
-	s.connsMu.Lock()
-	old := s.bySession[sid]
-	s.bySession[sid] = c
-	s.connsMu.Unlock()
-	if old != nil && old != c {
-		old.close("session moved to another connection")
-	}
-}
-
-// connOfSession returns the connection currently holding sid, if any.
-func (s *Server) connOfSession(sid int64) *conn {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	return s.bySession[sid]
-}
-
-// connByID returns a live connection by its watcher id.
-func (s *Server) connByID(id watch.WatcherID) *conn {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	return s.conns[id]
-}
-
-// remoteIP returns the client's address written as Java's
-// getHostAddress writes it, which is what ZooKeeper's ip ids hold.
-func remoteIP(nc net.Conn) string {
-	if ip, ok := acl.HostAddress(nc.RemoteAddr().String()); ok {
-		return ip
-	}
-	return nc.RemoteAddr().String()
-}
-
-// attachedSessions returns the sessions with a live connection here.
-func (s *Server) attachedSessions() []int64 {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	ids := make([]int64, 0, len(s.bySession))
-	for id := range s.bySession {
-		ids = append(ids, id)
-	}
-	return ids
 }
 
 // isLeader reports whether this server makes the ensemble-wide decisions

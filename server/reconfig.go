@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
+)
+
+// This file makes the membership changes the admin port asks for, on the
+// leader: each join or departure is planned by package members as
+// single-server configuration changes, proposed through the log one at a
+// time, each waited for until it commits.
+
+// join adds x (a fresh id when x.ID is 0) to the group the forest gives it
+// (members.PlanJoin) and returns the membership that results, with ID set
+// to x's id.
+//
+// A join has two steps. With prepare it only answers what the change would
+// make; the joining server starts with that configuration (as a learner
+// until its log holds one: gpaxos.Config.Joining) and then asks for the
+// change itself. It must be running before the change commits: a group
+// whose members cannot form the new majority without it (one member
+// growing to two, or a member down) commits the change only with its
+// acknowledgment.
+func (s *Server) join(ctx context.Context, x members.Member, prepare bool) (adminapi.Membership, error) {
+	s.membership.reconfigMu.Lock()
+	defer s.membership.reconfigMu.Unlock()
+	cur, voters, _ := s.membership.get()
+	plan, err := members.PlanJoin(s.cfg.Ensemble.Shape, cur, voters, x)
+	if err != nil {
+		return adminapi.Membership{}, err
+	}
+	if prepare && len(plan.Steps) > 0 {
+		next, err := plan.Voters(voters)
+		if err != nil {
+			return adminapi.Membership{}, err
+		}
+		info := s.infoOf(plan.Steps[0].After, next)
+		info.ID = plan.Server
+		return info, nil
+	}
+	err = s.runSteps(ctx, plan.Steps)
+	info := s.membershipInfo()
+	info.ID = plan.Server
+	return info, err
+}
+
+// leave removes id, moving another server between groups first when the
+// forest says so (members.PlanLeave).
+func (s *Server) leave(ctx context.Context, id members.ID) error {
+	s.membership.reconfigMu.Lock()
+	defer s.membership.reconfigMu.Unlock()
+	cur, voters, _ := s.membership.get()
+	plan, err := members.PlanLeave(s.cfg.Ensemble.Shape, cur, voters, id)
+	if err != nil {
+		return err
+	}
+	return s.runSteps(ctx, plan.Steps)
+}
+
+// runSteps proposes each step and waits for it to commit before the next.
+func (s *Server) runSteps(ctx context.Context, steps []members.Step) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	rp, ok := s.pipe.(*replicated)
+	if !ok {
+		return errors.New("not an ensemble member")
+	}
+	timeout := 20 * s.cfg.Ensemble.Tick * time.Duration(s.cfg.Ensemble.ElectionTicks)
+	for _, st := range steps {
+		deadline := time.Now().Add(timeout)
+		for {
+			err := rp.rep.ProposeConfChange(st.Change, st.After.Encode())
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, gpaxos.ErrConfChangePending) || time.Now().After(deadline) {
+				return fmt.Errorf("%v: %w", st.Change, err)
+			}
+			select {
+			case <-time.After(s.cfg.Ensemble.Tick):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		s.log.Info("configuration change proposed", "change", st.Change.String())
+		for {
+			_, v, changed := s.membership.get()
+			if st.Done(v) {
+				break
+			}
+			select {
+			case <-changed:
+			case <-time.After(time.Until(deadline)):
+				return fmt.Errorf("%v: not committed within %v", st.Change, timeout)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
