@@ -48,6 +48,6 @@
 // number, a queue lock in front). Party and ShallowParty are kazoo's group
 // membership. Queue is kazoo's priority queue (at-most-once consumption);
 // LockingQueue its reliable one (items locked, then consumed or released).
-// Config is the ZooKeeper paper's "ready" znode pattern for a
+// SharedConfig is the ZooKeeper paper's "ready" znode pattern for a
 // configuration of several values published by one writer.
 package recipes

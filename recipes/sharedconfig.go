@@ -9,7 +9,7 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// Config is a configuration of several values published by one writer
+// SharedConfig is a configuration of several values published by one writer
 // and read whole by many, with the ZooKeeper paper's "ready" znode pattern
 // (§2.3): readers never see a mix of two publications, and the writer
 // updates the values without a multi, as pipelined asynchronous writes.
@@ -23,7 +23,7 @@ import (
 // before any read result that reflects the change, so a read that
 // completes with the watch unfired saw one complete publication. (kazoo and
 // Curator have no recipe for it; this layout is the paper's.)
-type Config struct {
+type SharedConfig struct {
 	conn *client.Conn
 	path string
 }
@@ -32,15 +32,17 @@ type Config struct {
 const configReady = "ready"
 
 // ErrReservedKey reports a key that would be the ready marker itself.
-var ErrReservedKey = errors.New(`recipes: "ready" is the marker of a Config, not a key`)
+var ErrReservedKey = errors.New(`recipes: "ready" is the marker of a SharedConfig, not a key`)
 
-// NewConfig returns the configuration at path.
-func NewConfig(conn *client.Conn, path string) *Config { return &Config{conn: conn, path: path} }
+// NewSharedConfig returns the configuration at path.
+func NewSharedConfig(conn *client.Conn, path string) *SharedConfig {
+	return &SharedConfig{conn: conn, path: path}
+}
 
 // Publish replaces the configuration by values (keys are node names):
 // keys not in values are removed. If it fails midway, ready stays absent
 // and readers wait for the next Publish: they never see a partial one.
-func (c *Config) Publish(ctx context.Context, values map[string][]byte) error {
+func (c *SharedConfig) Publish(ctx context.Context, values map[string][]byte) error {
 	if _, ok := values[configReady]; ok {
 		return ErrReservedKey
 	}
@@ -106,14 +108,14 @@ func ignore[T any](call *client.Call[T], codes ...error) waiter[T] {
 }
 
 // Read waits until a configuration is published and returns it whole.
-func (c *Config) Read(ctx context.Context) (map[string][]byte, error) {
+func (c *SharedConfig) Read(ctx context.Context) (map[string][]byte, error) {
 	values, _, err := c.Watch(ctx)
 	return values, err
 }
 
 // Watch is Read that also returns a channel which fires when the next
 // Publish begins (the deletion of ready): the caller reads again then.
-func (c *Config) Watch(ctx context.Context) (map[string][]byte, <-chan client.Event, error) {
+func (c *SharedConfig) Watch(ctx context.Context) (map[string][]byte, <-chan client.Event, error) {
 	ready := joinPath(c.path, configReady)
 	for {
 		st, w, err := c.conn.ExistsW(ctx, ready)
@@ -140,7 +142,7 @@ func (c *Config) Watch(ctx context.Context) (map[string][]byte, <-chan client.Ev
 }
 
 // readValues reads every key, pipelined.
-func (c *Config) readValues(ctx context.Context) (map[string][]byte, error) {
+func (c *SharedConfig) readValues(ctx context.Context) (map[string][]byte, error) {
 	kids, _, err := c.conn.Children(ctx, c.path)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 func cfPublishAndRead(t *testing.T, addr, path string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	w := NewConfig(lkConnect(t, addr), path)
+	w := NewSharedConfig(lkConnect(t, addr), path)
 	keys := []string{"a", "b", "c", "d", "e"}
 	version := func(n int) map[string][]byte {
 		m := map[string][]byte{}
@@ -31,7 +31,7 @@ func cfPublishAndRead(t *testing.T, addr, path string) {
 	var reads atomic.Int32
 	var wg sync.WaitGroup
 	for r := range 4 {
-		rc := NewConfig(lkConnect(t, addr), path)
+		rc := NewSharedConfig(lkConnect(t, addr), path)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -68,7 +68,7 @@ func cfPublishAndRead(t *testing.T, addr, path string) {
 	if err := w.Publish(ctx, map[string][]byte{"a": []byte("only")}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := NewConfig(lkConnect(t, addr), path).Read(ctx)
+	got, err := NewSharedConfig(lkConnect(t, addr), path).Read(ctx)
 	if err != nil || len(got) != 1 || string(got["a"]) != "only" {
 		t.Fatalf("after removing keys: %q %v", got, err)
 	}
@@ -77,6 +77,6 @@ func cfPublishAndRead(t *testing.T, addr, path string) {
 	}
 }
 
-// TestConfigGiraffe and TestConfigZooKeeper: the ready pattern holds.
-func TestConfigGiraffe(t *testing.T)   { cfPublishAndRead(t, lkStartGiraffe(t), "/cfg/g") }
-func TestConfigZooKeeper(t *testing.T) { cfPublishAndRead(t, lkStartZooKeeper(t), "/cfg/z") }
+// TestSharedConfigGiraffe and TestSharedConfigZooKeeper: the ready pattern holds.
+func TestSharedConfigGiraffe(t *testing.T)   { cfPublishAndRead(t, lkStartGiraffe(t), "/cfg/g") }
+func TestSharedConfigZooKeeper(t *testing.T) { cfPublishAndRead(t, lkStartZooKeeper(t), "/cfg/z") }
