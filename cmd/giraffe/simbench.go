@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/giraffe-coord/giraffe/internal/calibrate"
+	"github.com/giraffe-coord/giraffe/sim/calibrate"
 	"github.com/giraffe-coord/giraffe/sim"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
