@@ -85,8 +85,8 @@ func TestJoinAndLeaveUnderLoad(t *testing.T) {
 		checkForest(t, c)
 	}
 	leave("joined acceptor", joined[0])
-	leave("coordinator", roleOf(c, "coordinator"))
-	leave("leader", roleOf(c, "leader"))
+	leave("coordinator", waitRole(t, c, "coordinator"))
+	leave("leader", waitRole(t, c, "leader"))
 	pause()
 	close(stop)
 	wg.Wait()
@@ -140,6 +140,21 @@ func roleOf(c *launcher.Cluster, role string) members.ID {
 		}
 	}
 	return 0
+}
+
+// waitRole returns a live server with the role, waiting for one while an
+// election runs (a change under load can cost a failover).
+func waitRole(t *testing.T, c *launcher.Cluster, role string) members.ID {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if id := roleOf(c, role); id != members.None {
+			return id
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s within 20s", role)
+	return members.None
 }
 
 func serverAddr(t *testing.T, c *launcher.Cluster, id members.ID) string {
