@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/lockcheck"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/recipes"
 )
@@ -36,7 +37,7 @@ func TestLocksSurviveServerKills(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 					defer cancel()
 					path := "/locks/" + kind.name
-					var hist recipes.History
+					var hist lockcheck.History
 					var wg sync.WaitGroup
 					const clients, rounds = 20, 8
 					errs := make(chan error, clients)
@@ -53,7 +54,7 @@ func TestLocksSurviveServerKills(t *testing.T) {
 							rng := rand.New(rand.NewPCG(uint64(i), 3))
 							for r := 0; r < rounds; r++ {
 								time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
-								h := recipes.Hold{Client: fmt.Sprint(i), Path: path, Position: recipes.NoPosition, Requested: time.Now()}
+								h := lockcheck.Hold{Client: fmt.Sprint(i), Path: path, Position: lockcheck.NoPosition, Requested: time.Now()}
 								// A failover can fail a call; the recipe finds
 								// its node again on the retry.
 								var err error
@@ -73,7 +74,7 @@ func TestLocksSurviveServerKills(t *testing.T) {
 									errs <- err
 									return
 								}
-								h.Mode = seq.Mode
+								h.Shared = seq.Mode == recipes.Shared
 								if kind.fifo {
 									h.Position = seq.Generation
 								}
@@ -127,7 +128,7 @@ func TestLocksSurviveServerKills(t *testing.T) {
 					if len(holds) != clients*rounds {
 						t.Errorf("%d holds, want %d", len(holds), clients*rounds)
 					}
-					for _, v := range recipes.CheckHistory(holds, recipes.CheckOptions{FIFO: kind.fifo}) {
+					for _, v := range lockcheck.Check(holds, lockcheck.Options{FIFO: kind.fifo}) {
 						t.Error(v)
 					}
 					if _, err := Leader(c, 20*time.Second); err != nil {

@@ -6,7 +6,7 @@
 // The package has two halves.
 //
 // Locks (lock*.go, tas*.go, queuelock*.go, reactive*.go, rwlock*.go,
-// sequencer*.go, checker*.go): every lock implements Locker.
+// sequencer*.go): every lock implements Locker.
 //
 //   - TASLock is seed 001's synchronous test-and-set lock: every contender
 //     creates the same ephemeral node; a contender that finds it taken waits
@@ -33,8 +33,9 @@
 // checks it with ValidateSequencer before acting on the holder's behalf.
 // WithLockDelay gives Chubby's lock-delay: after a holder's session ends
 // without a release, nobody is granted the lock for the delay.
-// CheckHistory is an independent checker of acquire/release histories
-// (mutual exclusion, FIFO order, liveness, lock-delay) used by the tests.
+// The tests check every lock's acquire/release histories with an
+// independent checker (internal/lockcheck: mutual exclusion, FIFO order,
+// liveness, lock-delay).
 //
 // Barrier is kazoo's Barrier (up while its node exists; Wait blocks until
 // it is removed, surviving connection loss). Counter is a shared integer in

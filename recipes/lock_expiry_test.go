@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/lockcheck"
 	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -63,7 +64,7 @@ func lkHolderExpiry(t *testing.T, addr, victimTarget string) {
 			px := lkNewProxy(t, victimTarget)
 			victimConn := lkConnect(t, px.addr(), client.WithSessionTimeout(sessionTimeout))
 			victim := k.newLock(victimConn, path, 0, opts...)
-			lost := Hold{Client: "victim", Path: path, Position: NoPosition, Requested: time.Now()}
+			lost := lockcheck.Hold{Client: "victim", Path: path, Position: lockcheck.NoPosition, Requested: time.Now()}
 			if err := victim.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -72,12 +73,12 @@ func lkHolderExpiry(t *testing.T, addr, victimTarget string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lost.Mode = seq.Mode
+			lost.Shared = seq.Mode == Shared
 			if k.fifo {
 				lost.Position = seq.Generation
 			}
 
-			var hist History
+			var hist lockcheck.History
 			r := lkRun{addr: addr, kind: k, path: path, clients: 50, rounds: 2, opts: opts}
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -92,7 +93,7 @@ func lkHolderExpiry(t *testing.T, addr, victimTarget string) {
 			hist.Add(lost)
 			wg.Wait()
 
-			lkCheck(t, &hist, CheckOptions{FIFO: k.fifo, LockDelay: delay}, r.clients*r.rounds+1)
+			lkCheck(t, &hist, lockcheck.Options{FIFO: k.fifo, LockDelay: delay}, r.clients*r.rounds+1)
 			if err := ValidateSequencer(ctx, checker, seq); !errors.Is(err, ErrInvalidSequencer) {
 				t.Errorf("lost holder's sequencer: %v", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/lockcheck"
 	"github.com/giraffe-coord/giraffe/internal/netdelay"
 )
 
@@ -53,7 +54,7 @@ type lkRun struct {
 	connOpts []client.Option
 }
 
-func (r lkRun) run(t *testing.T, ctx context.Context, hist *History) {
+func (r lkRun) run(t *testing.T, ctx context.Context, hist *lockcheck.History) {
 	t.Helper()
 	conns := make([]*client.Conn, r.clients)
 	servers := strings.Split(r.addr, ",")
@@ -81,13 +82,13 @@ func (r lkRun) run(t *testing.T, ctx context.Context, hist *History) {
 	}
 }
 
-func (r lkRun) contend(ctx context.Context, conn, checker *client.Conn, i int, hist *History) error {
+func (r lkRun) contend(ctx context.Context, conn, checker *client.Conn, i int, hist *lockcheck.History) error {
 	l := r.kind.newLock(conn, r.path, i, r.opts...)
 	rng := rand.New(rand.NewPCG(uint64(i), 7))
 	name := fmt.Sprintf("%s-%d", r.kind.name, i)
 	for range r.rounds {
 		time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
-		h := Hold{Client: name, Path: r.path, Position: NoPosition, Requested: time.Now()}
+		h := lockcheck.Hold{Client: name, Path: r.path, Position: lockcheck.NoPosition, Requested: time.Now()}
 		if err := l.Lock(ctx); err != nil {
 			hist.Add(h)
 			return err
@@ -97,7 +98,7 @@ func (r lkRun) contend(ctx context.Context, conn, checker *client.Conn, i int, h
 		if err != nil {
 			return err
 		}
-		h.Mode = seq.Mode
+		h.Shared = seq.Mode == Shared
 		if r.kind.fifo {
 			h.Position = seq.Generation
 		}
@@ -124,13 +125,13 @@ func (r lkRun) contend(ctx context.Context, conn, checker *client.Conn, i int, h
 	return nil
 }
 
-func lkCheck(t *testing.T, hist *History, opts CheckOptions, wantHolds int) {
+func lkCheck(t *testing.T, hist *lockcheck.History, opts lockcheck.Options, wantHolds int) {
 	t.Helper()
 	holds := hist.Holds()
 	if len(holds) != wantHolds {
 		t.Errorf("%d holds recorded, want %d", len(holds), wantHolds)
 	}
-	for _, v := range CheckHistory(holds, opts) {
+	for _, v := range lockcheck.Check(holds, opts) {
 		t.Error(v)
 	}
 }
@@ -145,10 +146,10 @@ func TestLockContention(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			var hist History
+			var hist lockcheck.History
 			r := lkRun{addr: addr, kind: k, path: "/locks/" + k.name, clients: 50, rounds: 3, validate: true}
 			r.run(t, ctx, &hist)
-			lkCheck(t, &hist, CheckOptions{FIFO: k.fifo}, r.clients*r.rounds)
+			lkCheck(t, &hist, lockcheck.Options{FIFO: k.fifo}, r.clients*r.rounds)
 		})
 	}
 }
@@ -173,11 +174,11 @@ func TestReactiveLockAsynchronous(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var hist History
+	var hist lockcheck.History
 	r := lkRun{addr: addr, kind: kind, path: "/locks/reactive-async", clients: 8, rounds: 3,
 		connOpts: []client.Option{client.WithDialer(netdelay.Dialer(rtt))}}
 	r.run(t, ctx, &hist)
-	lkCheck(t, &hist, CheckOptions{FIFO: true}, r.clients*r.rounds)
+	lkCheck(t, &hist, lockcheck.Options{FIFO: true}, r.clients*r.rounds)
 	for i, l := range locks {
 		st := l.Stats()
 		if !st.Async || st.Window <= defaultMaxInFlight || st.Window > maxPollWindow {
@@ -199,14 +200,14 @@ func TestLockMixedExclusive(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			var hist History
+			var hist lockcheck.History
 			mixed := lkKind{name: name, fifo: name == "queue-family",
 				newLock: func(c *client.Conn, p string, i int, o ...LockOption) Locker {
 					return kinds[i%len(kinds)].newLock(c, p, i, o...)
 				}}
 			r := lkRun{addr: addr, kind: mixed, path: "/mixed/" + name, clients: 30, rounds: 3}
 			r.run(t, ctx, &hist)
-			lkCheck(t, &hist, CheckOptions{FIFO: mixed.fifo}, r.clients*r.rounds)
+			lkCheck(t, &hist, lockcheck.Options{FIFO: mixed.fifo}, r.clients*r.rounds)
 		})
 	}
 }

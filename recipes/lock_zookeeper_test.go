@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/lockcheck"
 )
 
 // TestLockZooKeeper runs the contention test of every lock kind against
@@ -15,11 +17,11 @@ func TestLockZooKeeper(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var hist History
+			var hist lockcheck.History
 			r := lkRun{addr: addr, kind: k, path: "/zk/" + k.name, clients: 50, rounds: 2, validate: true,
 				opts: []LockOption{WithLockDelay(50 * time.Millisecond)}}
 			r.run(t, ctx, &hist)
-			lkCheck(t, &hist, CheckOptions{FIFO: k.fifo}, r.clients*r.rounds)
+			lkCheck(t, &hist, lockcheck.Options{FIFO: k.fifo}, r.clients*r.rounds)
 		})
 	}
 }

@@ -1,4 +1,9 @@
-package recipes
+// Package lockcheck checks histories of lock requests as their clients saw
+// them, knowing nothing of how the locks work: mutual exclusion, liveness,
+// and, when asked, FIFO order and Chubby's lock-delay. The tests of the
+// lock recipes (package recipes, the integration tests) record every
+// request of their contenders in a History and Check it.
+package lockcheck
 
 import (
 	"cmp"
@@ -17,8 +22,8 @@ type Hold struct {
 	Client string
 	// Path is the lock's path; holds of different paths never conflict.
 	Path string
-	// Mode is Exclusive or Shared.
-	Mode Mode
+	// Shared marks a shared (read) hold; other holds are exclusive.
+	Shared bool
 	// Position is the request's place in the lock's queue (the lock
 	// node's czxid or sequence number), or NoPosition. Only the FIFO check
 	// uses it.
@@ -42,9 +47,9 @@ type Hold struct {
 // NoPosition is the Position of a hold that has none.
 const NoPosition int64 = -1
 
-// CheckOptions selects the properties CheckHistory verifies beyond mutual
-// exclusion and liveness, which it always checks.
-type CheckOptions struct {
+// Options selects the properties Check verifies beyond mutual exclusion
+// and liveness, which it always checks.
+type Options struct {
 	// FIFO: conflicting requests (at least one exclusive) are granted in
 	// the order of their Positions.
 	FIFO bool
@@ -85,13 +90,13 @@ func (h *History) Holds() []Hold {
 	return slices.Clone(h.holds)
 }
 
-// CheckHistory verifies a history of lock requests, knowing nothing of how
+// Check verifies a history of lock requests, knowing nothing of how
 // the locks work: mutual exclusion (an exclusive hold overlaps no other
 // hold of its path; shared holds may overlap each other), liveness (every
 // request not Abandoned was granted and ended), and, as opts asks, FIFO
 // order and the lock-delay. It returns every violation found, none for a
 // correct history.
-func CheckHistory(holds []Hold, opts CheckOptions) []Violation {
+func Check(holds []Hold, opts Options) []Violation {
 	var out []Violation
 	add := func(prop, format string, args ...any) {
 		out = append(out, Violation{Property: prop, Detail: fmt.Sprintf(format, args...)})
@@ -99,9 +104,6 @@ func CheckHistory(holds []Hold, opts CheckOptions) []Violation {
 	byPath := map[string][]Hold{}
 	for _, h := range holds {
 		switch {
-		case h.Mode != Exclusive && h.Mode != Shared:
-			add("well-formed", "%s: mode %v", h.Client, h.Mode)
-			continue
 		case !h.Acquired.IsZero() && h.Acquired.Before(h.Requested):
 			add("well-formed", "%s: acquired before requested", h.Client)
 			continue
@@ -150,7 +152,15 @@ func end(h Hold) time.Time {
 	return h.Released
 }
 
-func conflict(a, b Hold) bool { return a.Mode == Exclusive || b.Mode == Exclusive }
+func conflict(a, b Hold) bool { return !a.Shared || !b.Shared }
+
+// mode names h's mode in messages.
+func mode(h Hold) string {
+	if h.Shared {
+		return "shared"
+	}
+	return "exclusive"
+}
 
 // checkExclusion sweeps the holds in grant order, keeping those still
 // active: each new grant must not conflict with any of them.
@@ -161,7 +171,7 @@ func checkExclusion(granted []Hold, add func(string, string, ...any)) {
 		for _, a := range active {
 			if conflict(a, h) {
 				add("mutual exclusion", "%s (%v, granted %s) overlaps %s (%v, held %s..%s) on %s",
-					h.Client, h.Mode, h.Acquired.Format(time.StampMicro), a.Client, a.Mode,
+					h.Client, mode(h), h.Acquired.Format(time.StampMicro), a.Client, mode(a),
 					a.Acquired.Format(time.StampMicro), end(a).Format(time.StampMicro), h.Path)
 			}
 		}
