@@ -39,9 +39,9 @@ func (s *Server) membershipInfo() adminapi.Membership {
 // infoOf describes membership m with voting configuration voters.
 func (s *Server) infoOf(m members.Membership, voters quorum.Config) adminapi.Membership {
 	e := &s.cfg.Ensemble
-	info := adminapi.Membership{ID: s.cfg.ServerID, Groups: voters.Groups, Forest: m.History(), Shape: e.Shape,
+	info := adminapi.Membership{ID: s.cfg.ServerID, Groups: voters.Groups, Forest: m.History(),
+		Trees: e.Shape.Trees, Children: e.Shape.Children, Classic: e.Shape.Classic,
 		TickMs: e.Tick.Milliseconds(), ElectionTicks: e.ElectionTicks, Cluster: s.clusterName}
-	info.Shape.Nodes = len(m.Members)
 	if rp, ok := s.pipe.(*replicated); ok {
 		info.Leader = rp.rep.Status().Leader
 	}

@@ -149,7 +149,7 @@ func finishJoin(ctx context.Context, dataDir string, rec adminapi.JoinRecord, ad
 // as m.ID starts with: the members, shape and timers the ensemble
 // answered, and the voting configuration with the server in it.
 func joinedEnsemble(m adminapi.Membership) Ensemble {
-	e := Ensemble{Shape: m.Shape, Tick: time.Duration(m.TickMs) * time.Millisecond, ElectionTicks: m.ElectionTicks,
+	e := Ensemble{Shape: m.Shape(), Tick: time.Duration(m.TickMs) * time.Millisecond, ElectionTicks: m.ElectionTicks,
 		ClusterName: m.Cluster}
 	for _, x := range m.Members {
 		e.Members = append(e.Members, x.Member)

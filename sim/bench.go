@@ -42,7 +42,10 @@ type BenchOptions struct {
 
 // BenchResult is what a benchmark measured, in the JSON form of issue 4.
 type BenchResult struct {
-	members.Shape
+	Nodes          int     `json:"nodes"`
+	Trees          int     `json:"trees"`
+	Children       int     `json:"children"`
+	Classic        bool    `json:"classic"`
 	ThroughputOps  float64 `json:"throughput_ops"`
 	LatencyP50MS   float64 `json:"latency_p50_ms"`
 	LatencyP99MS   float64 `json:"latency_p99_ms"`
@@ -299,7 +302,7 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	if s.failed() {
 		return BenchResult{}, fmt.Errorf("bench run failed: %s", s.failMsg)
 	}
-	r := BenchResult{Shape: s.p.Shape}
+	r := BenchResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic}
 	if o.Classic {
 		r.Trees, r.Children = 1, 0
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
-	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // FailoverOptions describe a failover measurement: a settled ensemble under
@@ -19,7 +18,10 @@ type FailoverOptions struct {
 // the election timeout (ElectionTicks × tick): the silence after which a
 // server suspects its coordinator or leader.
 type FailoverResult struct {
-	members.Shape
+	Nodes       int     `json:"nodes"`
+	Trees       int     `json:"trees"`
+	Children    int     `json:"children"`
+	Classic     bool    `json:"classic"`
 	Kill        string  `json:"kill"`
 	Victim      int     `json:"victim"`
 	TimeoutMS   float64 `json:"heartbeat_timeout_ms"`
@@ -56,7 +58,7 @@ func RunFailover(o FailoverOptions) (FailoverResult, error) {
 		return FailoverResult{}, fmt.Errorf("ensemble not settled before the crash")
 	}
 	timeout := s.p.TickUS * int64(s.p.ElectionTicks)
-	r := FailoverResult{Shape: s.p.Shape, Kill: o.Kill,
+	r := FailoverResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic, Kill: o.Kill,
 		TimeoutMS: float64(timeout) / 1000}
 	epoch := gl.node.Status().HardState.Promised
 	var victim *server

@@ -38,12 +38,19 @@ type Membership struct {
 	// Forest is the history of joins (+id) and departures (-id), oldest
 	// first, from which the forest derives the groups.
 	Forest string `json:"forest"`
-	// Shape is the ensemble's shape; Nodes counts Members.
-	members.Shape
+	// Trees, Children and Classic are the ensemble's shape (Shape).
+	Trees         int   `json:"trees"`
+	Children      int   `json:"children"`
+	Classic       bool  `json:"classic"`
 	TickMs        int64 `json:"tick_ms"`
 	ElectionTicks int   `json:"election_ticks"`
 	// Cluster is the name peers present in their handshake.
 	Cluster string `json:"cluster"`
+}
+
+// Shape returns the ensemble's shape, with Nodes the number of Members.
+func (m Membership) Shape() members.Shape {
+	return members.Shape{Nodes: len(m.Members), Trees: m.Trees, Children: m.Children, Classic: m.Classic}
 }
 
 // MemberStatus is one member in Membership.

@@ -150,7 +150,7 @@ func TestJoinRecord(t *testing.T) {
 		t.Fatalf("empty directory: ok %v, err %v", ok, err)
 	}
 	r := JoinRecord{Membership: Membership{ID: 10, Leader: 1, Members: []MemberStatus{{Member: members.Member{ID: 10, Peer: "h:3010"}, Group: 0}},
-		Groups: [][]members.ID{{1, 10}}, Forest: "+1 +10", Shape: members.Shape{Nodes: 2, Trees: 1, Children: 3, Classic: true},
+		Groups: [][]members.ID{{1, 10}}, Forest: "+1 +10", Trees: 1, Children: 3, Classic: true,
 		TickMs: 25, ElectionTicks: 8, Cluster: "giraffe-1"}, Pending: true}
 	if err := SaveJoinRecord(dir, r); err != nil {
 		t.Fatal(err)
@@ -174,9 +174,12 @@ func TestJoinRecordFormat(t *testing.T) {
 	want := JoinRecord{Membership: Membership{ID: 10, Leader: 1, Members: []MemberStatus{
 		{Member: members.Member{ID: 1, Peer: "h:3001", Admin: "h:7001"}, Group: 0},
 		{Member: members.Member{ID: 10, Peer: "h:3010", Client: "h:2190"}, Group: 0}},
-		Groups: [][]members.ID{{1, 10}}, Forest: "+1 +10", Shape: members.Shape{Trees: 3, Children: 3, Classic: true},
+		Groups: [][]members.ID{{1, 10}}, Forest: "+1 +10", Trees: 3, Children: 3, Classic: true,
 		TickMs: 25, ElectionTicks: 8, Cluster: "giraffe-1"}, Pending: true}
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("decoded %+v\nwant %+v", r, want)
+	}
+	if s := r.Shape(); s != (members.Shape{Nodes: 2, Trees: 3, Children: 3, Classic: true}) {
+		t.Errorf("shape %+v", s)
 	}
 }
