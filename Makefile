@@ -4,18 +4,23 @@
 
 GO      ?= go
 BIN     := bin/giraffe
+LAB     := bin/giraffe-lab
 VENV    := .venv
 PY      := $(VENV)/bin/python
 ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables clean
+.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/giraffe
+
+## lab: the laboratory binary (simulator, its benchmarks, the lock experiments).
+lab:
+	$(GO) build -o $(LAB) ./cmd/giraffe-lab
 
 ## run: start a local 9-server ensemble (forest 3-3) on 127.0.0.1:$(PORT)..; Ctrl-C stops it.
 run: build
@@ -55,8 +60,8 @@ sim-reconfig:
 	SIM_RECONFIG=1 SIM_SEEDS=125 $(GO) test -count=1 -timeout 40m -run TestSeeds ./sim
 
 ## sim-bench: the simulator's calibrated benchmarks over 9 to 1,000 servers (docs/sim/*.csv, *.svg; about 15 minutes).
-sim-bench:
-	$(GO) run ./tools/simbench -out docs/sim
+sim-bench: lab
+	$(LAB) simbench --out docs/sim
 
 ## bench-vs-zookeeper: giraffe bench against standalone Giraffe and ZooKeeper 3.9.4 in one run.
 bench-vs-zookeeper:
@@ -67,8 +72,8 @@ bench-ensemble:
 	scripts/bench-ensemble-vs-zookeeper.sh 8s 5
 
 ## bench-primitives: seed 001's lock experiments on a local ensemble (CSV + SVG in docs/primitives/; about 40 minutes).
-bench-primitives: build
-	$(BIN) bench primitives --out docs/primitives --requests 100
+bench-primitives: build lab
+	$(LAB) primitives --out docs/primitives --requests 100
 
 ## bench-zk-tables: the ZooKeeper paper's Tables 2 (creates/s) and 3 (double barriers), Giraffe beside ZooKeeper 3.9.
 bench-zk-tables:

@@ -2,7 +2,7 @@ package recipes
 
 import "time"
 
-// The switching rule of ReactiveLock, from `giraffe bench primitives`
+// The switching rule of ReactiveLock, from `giraffe-lab primitives`
 // (seed 001's experiments on a 3-server ensemble; the figures are in
 // docs/primitives.md):
 //

@@ -59,7 +59,7 @@ type BenchResult struct {
 }
 
 // CalibratedCost is the cost model measured on the real code by
-// `giraffe sim --calibrate` (docs/benchmarks.md says how and on what
+// `giraffe-lab sim --calibrate` (docs/benchmarks.md says how and on what
 // machine): CPU per message and per byte of the peer transport's encode,
 // send, receive and decode on loopback TCP, split evenly between sender
 // and receiver; fsync of one batch of the write-ahead log. Bandwidth and

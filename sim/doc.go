@@ -1,4 +1,4 @@
-// Package sim is Giraffe's deterministic simulator (`giraffe sim`): many
+// Package sim is Giraffe's deterministic simulator (`giraffe-lab sim`): many
 // Group Paxos nodes (internal/gpaxos) in one process, on virtual time, over a
 // simulated network and disk, under seeded fault injection, watched by
 // independent checkers (agreement, durability, invariants after every step,

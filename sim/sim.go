@@ -24,7 +24,7 @@ const (
 	failCrash                // the code under test panicked or errored
 )
 
-// Exit codes of `giraffe sim`, one per kind of failure.
+// Exit codes of `giraffe-lab sim`, one per kind of failure.
 const (
 	ExitOK          = 0
 	ExitCorrectness = 2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -160,6 +161,33 @@ func Gaps(rs []Result) []ReactiveGap {
 func (g ReactiveGap) String() string {
 	return fmt.Sprintf("user %v cluster %v interarrival %v service %v: reactive %.1f ms, best %s %.1f ms (x%.2f, %.1f standard errors)",
 		g.UserRTT, g.ClusterRTT, g.Interarrival, g.Service, ms(g.Reactive), g.Best, ms(g.BestMean), g.Ratio, g.Z)
+}
+
+// Summarize writes how close the reactive lock came to the best fixed kind
+// over gaps: at how many points within 10%, at how many over it by two
+// standard errors or more, each point over 10%, and the worst.
+func Summarize(w io.Writer, gaps []ReactiveGap) {
+	within, clear := 0, 0
+	worst := ReactiveGap{}
+	for _, g := range gaps {
+		if g.Ratio <= 1.10 {
+			within++
+		} else if g.Z >= 2 {
+			clear++
+		}
+		if g.Ratio > worst.Ratio {
+			worst = g
+		}
+	}
+	fmt.Fprintf(w, "reactive lock within 10%% of the best fixed kind at %d of %d points; over it by two standard errors or more at %d\n", within, len(gaps), clear)
+	for _, g := range gaps {
+		if g.Ratio > 1.10 {
+			fmt.Fprintf(w, "  over: %s\n", g)
+		}
+	}
+	if len(gaps) > 0 {
+		fmt.Fprintf(w, "worst: %s\n", worst)
+	}
 }
 
 // kindsOf returns the kinds in rs, in first-seen order.

@@ -66,3 +66,23 @@ func TestMeasureAndOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarize counts the points where the reactive lock is within 10% of
+// the best fixed kind and those where it is clearly over, and names the
+// worst.
+func TestSummarize(t *testing.T) {
+	at := func(service time.Duration, ratio, z float64) ReactiveGap {
+		return ReactiveGap{Point: Point{Service: service}, Best: "queue-sync", BestMean: 10 * time.Millisecond,
+			Reactive: time.Duration(ratio * float64(10*time.Millisecond)), Ratio: ratio, Z: z}
+	}
+	var b strings.Builder
+	Summarize(&b, []ReactiveGap{at(time.Millisecond, 1.05, 0.5), at(2*time.Millisecond, 1.3, 3), at(3*time.Millisecond, 1.2, 1)})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 ||
+		lines[0] != "reactive lock within 10% of the best fixed kind at 1 of 3 points; over it by two standard errors or more at 1" ||
+		!strings.HasPrefix(lines[1], "  over: ") || !strings.Contains(lines[1], "service 2ms") ||
+		!strings.Contains(lines[2], "service 3ms") ||
+		!strings.HasPrefix(lines[3], "worst: ") || !strings.Contains(lines[3], "x1.30") {
+		t.Fatalf("summary:\n%s", b.String())
+	}
+}

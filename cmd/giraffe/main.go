@@ -21,7 +21,6 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	}
 	root.AddCommand(newServerCmd())
 	root.AddCommand(newBenchCmd())
-	root.AddCommand(newSimCmd())
 	root.AddCommand(newTopologyCmd())
 	root.AddCommand(newClusterCmd())
 	root.AddCommand(newLockCmd())

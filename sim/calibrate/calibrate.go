@@ -1,7 +1,7 @@
 // Package calibrate measures the simulator's cost model on the real code:
 // the CPU time the peer transport spends per message and per byte (encode,
 // write, read and decode over loopback TCP) and the latency of one fsync of
-// a batch in the write-ahead log. `giraffe sim --calibrate` prints the
+// a batch in the write-ahead log. `giraffe-lab sim --calibrate` prints the
 // result; sim.CalibratedCost holds the figures recorded in
 // docs/benchmarks.md.
 package calibrate

@@ -1,4 +1,8 @@
-package primitives
+// Package barriers runs the ZooKeeper paper's double-barrier experiment
+// (§5.3, Table 3) against any server that speaks ZooKeeper's protocol:
+// `giraffe bench barriers` and scripts/bench-barriers-table.sh put Giraffe
+// beside ZooKeeper with it.
+package barriers
 
 import (
 	"context"
@@ -11,8 +15,8 @@ import (
 	"github.com/giraffe-coord/giraffe/recipes"
 )
 
-// BarrierResult is one cell of the ZooKeeper paper's Table 3.
-type BarrierResult struct {
+// Result is one cell of the ZooKeeper paper's Table 3.
+type Result struct {
 	Clients, Barriers int
 	// Mean is the mean over clients of the time each took to enter every
 	// barrier and then leave every barrier.
@@ -22,12 +26,11 @@ type BarrierResult struct {
 	OpsPerSec float64
 }
 
-// Barriers is the ZooKeeper paper's barrier experiment (§5.3, Table 3):
-// clients sessions, spread over servers, each enter the double barriers
-// 0..barriers-1 in succession (each opening when all clients have entered
-// it) and then leave them all in succession.
-func Barriers(ctx context.Context, servers []string, clients, barriers int) (BarrierResult, error) {
-	res := BarrierResult{Clients: clients, Barriers: barriers}
+// Run is the experiment: clients sessions, spread over servers, each enter
+// the double barriers 0..barriers-1 in succession (each opening when all
+// clients have entered it) and then leave them all in succession.
+func Run(ctx context.Context, servers []string, clients, barriers int) (Result, error) {
+	res := Result{Clients: clients, Barriers: barriers}
 	root := fmt.Sprintf("/bench-barriers/c%d-b%d-%d", clients, barriers, time.Now().UnixNano())
 	conns := make([]*client.Conn, clients)
 	for i := range conns {

@@ -1,18 +1,7 @@
-// Command simbench runs the simulator's benchmarks over ensemble sizes and
-// writes what docs/benchmarks.md shows: CSV files of write throughput
-// (classic mode beside forest configurations), of the global leader's CPU
-// per commit, and of failover times, with SVG plots of the first two.
-//
-//	go run ./tools/simbench -out docs/sim
-//
-// Every figure comes from sim.RunBench and sim.RunFailover with the
-// calibrated cost model (sim.CalibratedCost); runs are deterministic, so the
-// same command gives the same files.
 package main
 
 import (
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -22,40 +11,69 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/giraffe-coord/giraffe/internal/members"
-	"github.com/giraffe-coord/giraffe/sim"
+	"github.com/spf13/cobra"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/sim"
 )
 
-func main() {
-	out := flag.String("out", "docs/sim", "directory for the CSV and SVG files")
-	sizes := flag.String("sizes", "9,27,50,100,190,500,1000", "ensemble sizes of the throughput comparison")
-	measureMS := flag.Int64("measure-ms", 1000, "virtual length of each throughput measurement")
-	trials := flag.Int("trials", 5, "failover trials (seeds) per configuration")
-	skipLarge := flag.Int("max-classic", 500, "largest classic ensemble to run (a classic leader of 1000 servers is hopeless and slow to simulate)")
-	replot := flag.Bool("replot", false, "only redraw the SVG plots from the CSV files in -out")
-	flag.Parse()
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		log.Fatal(err)
+// newSimBenchCmd returns `giraffe-lab simbench`: the simulator's
+// benchmarks over ensemble sizes, written as what docs/benchmarks.md shows.
+func newSimBenchCmd() *cobra.Command {
+	var (
+		out, sizes         string
+		measureMS          int64
+		trials, maxClassic int
+		replot             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "simbench",
+		Short: "Run the simulator's benchmarks over ensemble sizes; write docs/sim's CSV files and plots",
+		Long: `simbench runs the simulator's benchmarks over ensemble sizes and writes what
+docs/benchmarks.md shows: CSV files of write throughput (classic mode beside
+forest configurations), of the global leader's CPU per commit, and of
+failover times, with SVG plots of the first two.
+
+Every figure comes from sim.RunBench and sim.RunFailover with the calibrated
+cost model (sim.CalibratedCost); runs are deterministic, so the same command
+gives the same files.`,
+		Example: `  giraffe-lab simbench --out docs/sim
+  giraffe-lab simbench --out docs/sim --replot`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			if replot {
+				plotFromCSV(out)
+				return nil
+			}
+			var ns []int
+			for _, f := range splitComma(sizes) {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					return fmt.Errorf("--sizes: %w", err)
+				}
+				ns = append(ns, n)
+			}
+			throughput(out, ns, measureMS*1000, maxClassic)
+			glCPU(out, measureMS*1000)
+			failover(out, trials)
+			return nil
+		},
 	}
-	if *replot {
-		plotFromCSV(*out)
-		return
-	}
-	var ns []int
-	for _, f := range splitComma(*sizes) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			log.Fatalf("-sizes: %v", err)
-		}
-		ns = append(ns, n)
-	}
-	throughput(*out, ns, *measureMS*1000, *skipLarge)
-	glCPU(*out, *measureMS*1000)
-	failover(*out, *trials)
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "docs/sim", "directory for the CSV and SVG files")
+	f.StringVar(&sizes, "sizes", "9,27,50,100,190,500,1000", "ensemble sizes of the throughput comparison")
+	f.Int64Var(&measureMS, "measure-ms", 1000, "virtual length of each throughput measurement")
+	f.IntVar(&trials, "trials", 5, "failover trials (seeds) per configuration")
+	f.IntVar(&maxClassic, "max-classic", 500, "largest classic ensemble to run (a classic leader of 1000 servers is hopeless and slow to simulate)")
+	f.BoolVar(&replot, "replot", false, "only redraw the SVG plots from the CSV files in --out")
+	return cmd
 }
 
 func splitComma(s string) []string {

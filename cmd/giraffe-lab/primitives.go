@@ -17,13 +17,13 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
-// newBenchPrimitivesCmd returns `giraffe bench primitives`: seed 001's
-// lock experiments on a local ensemble it starts.
-func newBenchPrimitivesCmd() *cobra.Command {
+// newPrimitivesCmd returns `giraffe-lab primitives`: seed 001's lock
+// experiments on a local ensemble it starts.
+func newPrimitivesCmd() *cobra.Command {
 	var (
-		nodes, basePort int
-		out, only       string
-		setup           primitives.Setup
+		nodes, basePort   int
+		out, only, binary string
+		setup             primitives.Setup
 	)
 	cmd := &cobra.Command{
 		Use:   "primitives",
@@ -45,8 +45,8 @@ injection). The experiments are seed 001's figures:
 
 Each writes NAME.csv and NAME.svg to --out and prints a line per point; at the
 end it compares the reactive lock with the best fixed kind at every point.`,
-		Example: `  giraffe bench primitives --out docs/primitives
-  giraffe bench primitives --only fig15-rtt-low-contention --requests 20`,
+		Example: `  giraffe-lab primitives --out docs/primitives
+  giraffe-lab primitives --only fig15-rtt-low-contention --requests 20`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// SIGTERM too: the ensemble it starts must be stopped on the way out.
@@ -63,11 +63,18 @@ end it compares the reactive lock with the best fixed kind at every point.`,
 			if basePort == 0 {
 				basePort = 20000 + os.Getpid()%20000
 			}
+			if binary == "" {
+				self, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				binary = filepath.Join(filepath.Dir(self), "giraffe")
+			}
 			// Timers for links of up to 250 ms between servers: a 50 ms
 			// tick and a 1.5 s election timeout (the default 200 ms is
 			// below such a round trip; ZooKeeper's default tickTime is 2 s).
 			c, err := launcher.Start(launcher.Spec{Shape: members.Shape{Nodes: nodes, Classic: true}, Dir: dir, BasePort: basePort,
-				TickMs: 50, ElectionTicks: 30}, 60*time.Second)
+				Binary: binary, TickMs: 50, ElectionTicks: 30}, 60*time.Second)
 			if err != nil {
 				return fmt.Errorf("starting the ensemble: %w", err)
 			}
@@ -114,90 +121,19 @@ end it compares the reactive lock with the best fixed kind at every point.`,
 					fmt.Fprintf(os.Stderr, "wrote %s\n", filepath.Clean(path))
 				}
 			}
-			within, clear := 0, 0
-			worst := primitives.ReactiveGap{}
-			for _, g := range gaps {
-				if g.Ratio <= 1.10 {
-					within++
-				} else if g.Z >= 2 {
-					clear++
-				}
-				if g.Ratio > worst.Ratio {
-					worst = g
-				}
-			}
-			fmt.Printf("reactive lock within 10%% of the best fixed kind at %d of %d points; over it by two standard errors or more at %d\n", within, len(gaps), clear)
-			for _, g := range gaps {
-				if g.Ratio > 1.10 {
-					fmt.Printf("  over: %s\n", g)
-				}
-			}
-			if len(gaps) > 0 {
-				fmt.Printf("worst: %s\n", worst)
-			}
+			primitives.Summarize(os.Stdout, gaps)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&nodes, "nodes", 3, "servers in the ensemble")
 	f.IntVar(&basePort, "base-port", 0, "first port of the ensemble (0: chosen from the process id)")
+	f.StringVar(&binary, "giraffe", "", "the giraffe binary the ensemble runs (default: giraffe beside this one)")
 	f.StringVar(&out, "out", "docs/primitives", "directory for the CSV and SVG files")
 	f.StringVar(&only, "only", "", "comma-separated experiments to run (default: all)")
 	f.StringSliceVar(&setup.Kinds, "kinds", nil, "kinds of lock to measure (default: all)")
 	f.IntVar(&setup.Requests, "requests", 30, "lock requests measured per point and kind")
 	f.IntVar(&setup.Clients, "clients", 16, "client sessions per kind")
 	f.Int64Var(&setup.Seed, "seed", 1, "seed of the arrival and service times")
-	return cmd
-}
-
-// newBenchBarriersCmd returns `giraffe bench barriers`: the ZooKeeper
-// paper's double-barrier experiment (Table 3) against any ZooKeeper-
-// protocol ensemble.
-func newBenchBarriersCmd() *cobra.Command {
-	var (
-		servers           string
-		clients, barriers []int
-		jsonOut           bool
-	)
-	cmd := &cobra.Command{
-		Use:   "barriers",
-		Short: "The ZooKeeper paper's barrier experiment (Table 3) on any ZooKeeper-protocol ensemble",
-		Long: `barriers runs the ZooKeeper paper's §5.3 experiment: C client sessions (spread
-over --servers) each enter B double barriers (recipes.DoubleBarrier, kazoo's
-layout) in succession, each opening when all C have entered it, then leave
-all B in succession. It prints, for every C and B, the mean time a client
-took, in seconds (the paper's Table 3), and the barrier operations (enters
-and leaves) per second.`,
-		Example: `  giraffe bench barriers --servers 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 --clients 50,100 --barriers 200,400`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			list := strings.Split(servers, ",")
-			if !jsonOut {
-				fmt.Println("| barriers | clients | mean time per client (s) | barrier ops/s |")
-				fmt.Println("|---|---|---|---|")
-			}
-			for _, b := range barriers {
-				for _, c := range clients {
-					r, err := primitives.Barriers(ctx, list, c, b)
-					if err != nil {
-						return fmt.Errorf("%d clients, %d barriers: %w", c, b, err)
-					}
-					if jsonOut {
-						fmt.Printf("{\"clients\":%d,\"barriers\":%d,\"mean_s\":%.3f,\"ops_per_sec\":%.1f}\n", c, b, r.Mean.Seconds(), r.OpsPerSec)
-					} else {
-						fmt.Printf("| %d | %d | %.1f | %.0f |\n", b, c, r.Mean.Seconds(), r.OpsPerSec)
-					}
-				}
-			}
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&servers, "servers", "127.0.0.1:2181", "comma-separated host:port list; sessions are spread over it")
-	f.IntSliceVar(&clients, "clients", []int{50, 100, 200}, "numbers of clients")
-	f.IntSliceVar(&barriers, "barriers", []int{200, 400, 800, 1600}, "numbers of barriers")
-	f.BoolVar(&jsonOut, "json", false, "print one JSON object per cell")
 	return cmd
 }

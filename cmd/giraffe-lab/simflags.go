@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/giraffe-coord/giraffe/sim/calibrate"
 	"github.com/giraffe-coord/giraffe/sim"
+	"github.com/giraffe-coord/giraffe/sim/calibrate"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// benchFlags are the flags of `giraffe sim --bench`, `--failover` and
+// benchFlags are the flags of `giraffe-lab sim --bench`, `--failover` and
 // `--calibrate`.
 type benchFlags struct {
 	bench       bool

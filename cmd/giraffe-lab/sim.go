@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newSimCmd returns `giraffe sim`: one deterministic simulation of a Group
+// newSimCmd returns `giraffe-lab sim`: one deterministic simulation of a Group
 // Paxos ensemble under faults, checked for agreement, durability, invariants
 // and linearizability. The exit status says how it failed: 2 correctness,
 // 3 liveness, 4 crash.
