@@ -36,6 +36,7 @@ test: vet build setup test-go test-ensemble test-sim test-python test-java
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+	scripts/check-architecture.sh
 
 test-go: build
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib $(GO) test -count=1 -timeout 12m ./...
