@@ -7,7 +7,8 @@
 #   - nothing imports sim outside sim/, tests and the lab (cmd/giraffe-lab);
 #   - every package is imported by another package or its tests, except
 #     commands and examples;
-#   - no .go file is over 800 lines.
+#   - no .go file is over 800 lines;
+#   - docs/architecture.md lists every package.
 # Prints every violation; exits 1 if there is one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +52,12 @@ while read -r n f; do
     problem "$f has $n lines (at most 800)"
   fi
 done < <(find . -name '*.go' -not -path './.*' -print0 | xargs -0 wc -l)
+
+for p in $(go list ./...); do
+  rel=${p#"$mod"/}
+  if ! grep -qF "| \`$rel\` |" docs/architecture.md; then
+    problem "docs/architecture.md does not list $rel"
+  fi
+done
 
 exit $fail
