@@ -8,40 +8,16 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
+
+	"github.com/giraffe-coord/giraffe/internal/cli"
 )
 
 func main() {
 	root := &cobra.Command{
-		Use:           "giraffe-lab",
-		Short:         "Giraffe's laboratory: the simulator, its benchmarks and the lock experiments",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:   "giraffe-lab",
+		Short: "Giraffe's laboratory: the simulator, its benchmarks and the lock experiments",
 	}
 	root.AddCommand(newSimCmd(), newSimBenchCmd(), newPrimitivesCmd())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "giraffe-lab:", err)
-		os.Exit(exitCode(err))
-	}
-}
-
-// exitError carries a specific process exit status out of a subcommand.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// exitCode returns the status to exit with for err: the code of an
-// *exitError, 1 otherwise.
-func exitCode(err error) int {
-	if e, ok := err.(*exitError); ok {
-		return e.code
-	}
-	return 1
+	cli.Run(root)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/giraffe-coord/giraffe/internal/cli"
 	"github.com/giraffe-coord/giraffe/sim"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ coordinator of a settled ensemble and reports the virtual time to recover.
 					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.Messages, r.ConfChanges, r.Linearizable, r.VirtualMS)
 			}
 			if !r.OK {
-				return &exitError{code: r.ExitCode(), err: fmt.Errorf("sim seed %d: %s failure: %s", r.Seed, r.Kind, r.Failure)}
+				return &cli.ExitError{Code: r.ExitCode(), Err: fmt.Errorf("sim seed %d: %s failure: %s", r.Seed, r.Kind, r.Failure)}
 			}
 			return nil
 		},

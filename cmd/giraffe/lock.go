@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/cli"
 	"github.com/giraffe-coord/giraffe/recipes"
 )
 
@@ -115,7 +116,7 @@ func runHolding(conn *client.Conn, command []string, release func()) error {
 			release()
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
-				return &exitError{code: ee.ExitCode(), err: fmt.Errorf("%s exited with status %d", command[0], ee.ExitCode())}
+				return &cli.ExitError{Code: ee.ExitCode(), Err: fmt.Errorf("%s exited with status %d", command[0], ee.ExitCode())}
 			}
 			return err
 		case s := <-sig:

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/cli"
 	"github.com/giraffe-coord/giraffe/internal/shell"
 )
 
@@ -46,13 +47,13 @@ the servers, it runs that one command.`,
 			defer sh.Close()
 			if len(args) > 1 {
 				if err := sh.Exec(ctx, strings.Join(args[1:], " ")); err != nil && err != io.EOF {
-					return errSilentFailure
+					return cli.ErrSilent
 				}
 				return nil
 			}
 			if st, err := os.Stdin.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 || !liner.TerminalSupported() {
 				if sh.Run(context.Background(), os.Stdin, "") {
-					return errSilentFailure
+					return cli.ErrSilent
 				}
 				return nil
 			}
@@ -61,10 +62,6 @@ the servers, it runs that one command.`,
 		},
 	}
 }
-
-// errSilentFailure makes the command exit 1 without a second message: the
-// shell printed why.
-var errSilentFailure = errors.New("")
 
 // interactive runs the shell on a terminal with line editing, history and
 // completion.
