@@ -13,8 +13,9 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// LockKinds names the exclusive locks of seed 001 and the reactive lock,
-// as the command line (giraffe lock --kind) and the benchmarks call them.
+// LockKinds names the exclusive locks of The Cost of Consensus and the
+// reactive lock, as the command line (giraffe lock --kind) and the
+// benchmarks call them.
 var LockKinds = []string{"tas-sync", "tas-async", "queue-sync", "queue-async", "reactive"}
 
 // NewLockOfKind returns a contender of the kind named (one of LockKinds)
@@ -101,8 +102,8 @@ type lockConfig struct {
 // Defaults of the asynchronous locks' polling.
 const (
 	// DefaultPollInterval is how often the asynchronous locks send a new
-	// attempt. Seed 001 polls "at a fixed interval"; 2 ms keeps a
-	// loopback server busy but not saturated with 50 pollers.
+	// attempt. The Cost of Consensus polls "at a fixed interval"; 2 ms
+	// keeps a loopback server busy but not saturated with 50 pollers.
 	DefaultPollInterval = 2 * time.Millisecond
 	// defaultMaxInFlight bounds the attempts one asynchronous contender has
 	// on the wire, so that a slow server (or a long RTT) does not make a
