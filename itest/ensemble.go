@@ -20,7 +20,9 @@ type Shape struct {
 	Classic                bool
 }
 
-// The ensembles the issue asks the real-client tests to pass against.
+// The ensembles the real-client tests run against: the smallest classic
+// ensemble (one group, a star, like Zab) and a forest of three groups of
+// three, where writes go through coordinators.
 var (
 	Classic3   = Shape{Name: "classic-3", Nodes: 3, Classic: true}
 	Forest9x33 = Shape{Name: "forest-9-3-3", Nodes: 9, Trees: 3, Children: 3}
