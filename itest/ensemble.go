@@ -15,9 +15,9 @@ import (
 
 // Shape is an ensemble configuration the tests run.
 type Shape struct {
-	Name                   string
-	Nodes, Trees, Children int
-	Classic                bool
+	Name                   string // for test names, e.g. "forest-9-3-3"
+	Nodes, Trees, Children int    // servers, groups and fan-out, as `giraffe cluster start` takes them
+	Classic                bool   // one group with a star instead of a forest
 }
 
 // The ensembles the real-client tests run against: the smallest classic

@@ -40,14 +40,16 @@ func NewLockOfKind(kind string, conn *client.Conn, path string, opts ...LockOpti
 // is one contender: Lock and Unlock are not reentrant and are meant to be
 // called by one goroutine at a time; Sequencer may be called from any.
 //
-// Lock blocks until the lock is held or ctx ends; on a ctx error nothing is
-// held and the contender's node, if any, is removed in the background.
-// Unlock releases the hold. A hold also ends, on the server, when the
-// session expires; the holder then learns it from the Conn's SessionEvents
-// (and Unlock fails with zkproto.ErrSessionExpired). That is why a holder
-// that acts on other services should hand them a Sequencer to check.
+// A hold also ends, on the server, when the session expires; the holder
+// then learns it from the Conn's SessionEvents (and Unlock fails with
+// zkproto.ErrSessionExpired). That is why a holder that acts on other
+// services should hand them a Sequencer to check.
 type Locker interface {
+	// Lock blocks until the lock is held or ctx ends; on a ctx error
+	// nothing is held and the contender's node, if any, is removed in the
+	// background.
 	Lock(ctx context.Context) error
+	// Unlock releases the hold.
 	Unlock(ctx context.Context) error
 	// Sequencer describes the current hold (Chubby's sequencer); it fails
 	// with ErrNotLocked when the lock is not held.

@@ -25,7 +25,7 @@ type ID uint64
 // Config is a voting configuration: Groups[g] lists the servers that vote in
 // group g. A server appears in at most one group. Empty groups weigh nothing.
 type Config struct {
-	Groups [][]ID
+	Groups [][]ID // the voting servers of each group
 }
 
 // Total returns the number of voting servers, the sum of all group sizes.
