@@ -48,26 +48,26 @@ type Config struct {
 
 // Result is what one run measured.
 type Result struct {
-	Workload      string    `json:"workload"`
-	Servers       []string  `json:"servers"`
-	Sessions      int       `json:"sessions"`
-	Outstanding   int       `json:"outstanding"`
-	ValueSize     int       `json:"value_size"`
-	Seconds       float64   `json:"seconds"`
-	Ops           int64     `json:"ops"`
-	Errors        int64     `json:"errors"`
-	ThroughputOps float64   `json:"throughput_ops"`
-	Latency       Latencies `json:"latency_ms"`
+	Workload      string    `json:"workload"`       // Config.Workload
+	Servers       []string  `json:"servers"`        // Config.Servers
+	Sessions      int       `json:"sessions"`       // Config.Sessions
+	Outstanding   int       `json:"outstanding"`    // Config.Outstanding (1 for the create workload)
+	ValueSize     int       `json:"value_size"`     // Config.ValueSize
+	Seconds       float64   `json:"seconds"`        // length of the measured window
+	Ops           int64     `json:"ops"`            // requests answered OK in the window
+	Errors        int64     `json:"errors"`         // requests answered with an error in the window
+	ThroughputOps float64   `json:"throughput_ops"` // Ops / Seconds
+	Latency       Latencies `json:"latency_ms"`     // of the requests counted in Ops
 }
 
 // Latencies are request latency percentiles in milliseconds.
 type Latencies struct {
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"` // arithmetic mean
+	P50  float64 `json:"p50"`  // median
+	P90  float64 `json:"p90"`  // 90th percentile
+	P99  float64 `json:"p99"`  // 99th percentile
+	P999 float64 `json:"p999"` // 99.9th percentile
+	Max  float64 `json:"max"`  // slowest request
 }
 
 // Run executes the benchmark and returns its measurements.

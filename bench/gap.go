@@ -16,6 +16,7 @@ import (
 // Disrupt runs (it kills a server), and the longest time without any
 // successful write is reported.
 type GapConfig struct {
+	// Servers are the client addresses of the ensemble.
 	Servers []string
 	// Writers is the number of client sessions writing synchronously, each
 	// starting on a different server.
@@ -35,9 +36,10 @@ type GapResult struct {
 	// MaxGapMs is the longest interval, in the window from Disrupt to the
 	// end, between two successful writes (of any writer), in ms.
 	MaxGapMs float64 `json:"max_gap_ms"`
-	// WritesBefore and WritesAfter count successful writes.
+	// WritesBefore and WritesAfter count successful writes before and
+	// after Disrupt.
 	WritesBefore int `json:"writes_before"`
-	WritesAfter  int `json:"writes_after"`
+	WritesAfter  int `json:"writes_after"` // see WritesBefore
 	// Errors counts failed writes (connection loss while the ensemble
 	// recovers is expected).
 	Errors int `json:"errors"`

@@ -16,14 +16,14 @@ import (
 // CreateResult is the result of a create: the path of the new node (with
 // its sequence suffix, if sequential) and its Stat.
 type CreateResult struct {
-	Path string
-	Stat *zkproto.Stat
+	Path string        // the new node's path, with its sequence suffix
+	Stat *zkproto.Stat // the new node's Stat
 }
 
 // GetResult is the result of a getData.
 type GetResult struct {
-	Data []byte
-	Stat *zkproto.Stat
+	Data []byte        // the node's data
+	Stat *zkproto.Stat // the node's Stat
 	// Watch is set by GetWAsync.
 	Watch <-chan Event
 }
@@ -31,7 +31,7 @@ type GetResult struct {
 // ExistsResult is the result of an exists: Stat is nil if the node does
 // not exist.
 type ExistsResult struct {
-	Stat *zkproto.Stat
+	Stat *zkproto.Stat // the node's Stat, nil if it does not exist
 	// Watch is set by ExistsWAsync: it fires on creation if the node is
 	// missing, and on change or deletion if it exists.
 	Watch <-chan Event
@@ -40,16 +40,16 @@ type ExistsResult struct {
 // ChildrenResult is the result of a getChildren2: the children's names
 // (unsorted, as the server lists them) and the parent's Stat.
 type ChildrenResult struct {
-	Children []string
-	Stat     *zkproto.Stat
+	Children []string      // the children's names, unsorted
+	Stat     *zkproto.Stat // the parent's Stat
 	// Watch is set by ChildrenWAsync.
 	Watch <-chan Event
 }
 
 // ACLResult is the result of a getACL.
 type ACLResult struct {
-	ACL  []zkproto.ACL
-	Stat *zkproto.Stat
+	ACL  []zkproto.ACL // the node's ACL
+	Stat *zkproto.Stat // the node's Stat
 }
 
 func statOf(s zkproto.Stat) *zkproto.Stat { return &s }

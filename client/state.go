@@ -55,6 +55,7 @@ func (s State) Final() bool {
 
 // SessionEvent reports a change of the session's state.
 type SessionEvent struct {
+	// State is the state the session entered.
 	State State
 	// Server is the address connected to, for the connected states.
 	Server string

@@ -283,7 +283,7 @@ func TestDifferentialAgainstZooKeeper(t *testing.T) {
 	}
 }
 
-// startZooKeeper runs a standalone Apache ZooKeeper from ../shared/peers
+// startZooKeeper runs a standalone Apache ZooKeeper through internal/zkpeer
 // (jars fetched by `make setup-java`) and returns its address.
 func startZooKeeper(t *testing.T) string {
 	t.Helper()

@@ -14,7 +14,9 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
-// The ensembles the real-client tests pass against.
+// The ensembles the real-client tests run against: the smallest classic
+// ensemble (one group, a star, like Zab) and a forest of three groups of
+// three, where writes go through coordinators.
 var (
 	Classic3   = members.Shape{Nodes: 3, Classic: true}
 	Forest9x33 = members.Shape{Nodes: 9, Trees: 3, Children: 3}

@@ -228,9 +228,9 @@ func forestMismatch(c *launcher.Cluster) string {
 
 // TestJoinWithMemberDown: a classic-3 ensemble with one acceptor killed
 // takes a fourth server. Three of four must acknowledge the change, so it
-// commits only with the joining server's acknowledgment: the joining
-// server runs (as a learner) before the change is proposed. It used to
-// start only after the commit and the ensemble stalled for good.
+// commits only with the joining server's acknowledgment: the joining server
+// runs (as a learner) before the change is proposed; started only after the
+// commit, it could never be counted and the ensemble would stall for good.
 func TestJoinWithMemberDown(t *testing.T) {
 	c := StartEnsemble(t, Classic3)
 	leader, err := Leader(c, 20*time.Second)

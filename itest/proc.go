@@ -56,10 +56,10 @@ func FreePort() (int, error) {
 
 // Proc is one running `giraffe server` process.
 type Proc struct {
-	Cmd     *exec.Cmd
-	Addr    string
-	DataDir string
-	Log     *bytes.Buffer
+	Cmd     *exec.Cmd     // the running process
+	Addr    string        // client address, host:port
+	DataDir string        // the server's --data-dir
+	Log     *bytes.Buffer // the process's stdout and stderr
 	exited  chan struct{}
 }
 

@@ -14,11 +14,11 @@ import (
 // opcodes or byte sequences the real client libraries do not send. It
 // records every watch notification it receives.
 type Raw struct {
-	NC        net.Conn
-	SessionID int64
-	Passwd    []byte
-	Timeout   int32
-	LastZxid  int64
+	NC        net.Conn // the connection, for tests that write bytes of their own
+	SessionID int64    // as the handshake's reply gave it
+	Passwd    []byte   // as the handshake's reply gave it
+	Timeout   int32    // negotiated session timeout, ms
+	LastZxid  int64    // zxid of the latest reply that carried one
 
 	br  *bufio.Reader
 	xid zkproto.Xid

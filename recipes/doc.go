@@ -8,9 +8,10 @@
 // Locks (lock*.go, tas*.go, queuelock*.go, reactive*.go, rwlock*.go,
 // sequencer*.go): every lock implements Locker.
 //
-//   - TASLock is seed 001's synchronous test-and-set lock: every contender
-//     creates the same ephemeral node; a contender that finds it taken waits
-//     on an exists watch and tries again.
+//   - TASLock is the synchronous test-and-set lock of The Cost of
+//     Consensus: every contender creates the same ephemeral node; a
+//     contender that finds it taken waits on an exists watch and tries
+//     again.
 //   - AsyncTASLock is its asynchronous variant: create attempts pipelined on
 //     a timer, no watches.
 //   - QueueLock is the synchronous queue lock (ZooKeeper's lock recipe):

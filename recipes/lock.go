@@ -13,8 +13,9 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// LockKinds names the exclusive locks of seed 001 and the reactive lock,
-// as the command line (giraffe lock --kind) and the benchmarks call them.
+// LockKinds names the exclusive locks of The Cost of Consensus and the
+// reactive lock, as the command line (giraffe lock --kind) and the
+// benchmarks call them.
 var LockKinds = []string{"tas-sync", "tas-async", "queue-sync", "queue-async", "reactive"}
 
 // NewLockOfKind returns a contender of the kind named (one of LockKinds)
@@ -39,14 +40,16 @@ func NewLockOfKind(kind string, conn *client.Conn, path string, opts ...LockOpti
 // is one contender: Lock and Unlock are not reentrant and are meant to be
 // called by one goroutine at a time; Sequencer may be called from any.
 //
-// Lock blocks until the lock is held or ctx ends; on a ctx error nothing is
-// held and the contender's node, if any, is removed in the background.
-// Unlock releases the hold. A hold also ends, on the server, when the
-// session expires; the holder then learns it from the Conn's SessionEvents
-// (and Unlock fails with zkproto.ErrSessionExpired). That is why a holder
-// that acts on other services should hand them a Sequencer to check.
+// A hold also ends, on the server, when the session expires; the holder
+// then learns it from the Conn's SessionEvents (and Unlock fails with
+// zkproto.ErrSessionExpired). That is why a holder that acts on other
+// services should hand them a Sequencer to check.
 type Locker interface {
+	// Lock blocks until the lock is held or ctx ends; on a ctx error
+	// nothing is held and the contender's node, if any, is removed in the
+	// background.
 	Lock(ctx context.Context) error
+	// Unlock releases the hold.
 	Unlock(ctx context.Context) error
 	// Sequencer describes the current hold (Chubby's sequencer); it fails
 	// with ErrNotLocked when the lock is not held.
@@ -101,8 +104,8 @@ type lockConfig struct {
 // Defaults of the asynchronous locks' polling.
 const (
 	// DefaultPollInterval is how often the asynchronous locks send a new
-	// attempt. Seed 001 polls "at a fixed interval"; 2 ms keeps a
-	// loopback server busy but not saturated with 50 pollers.
+	// attempt. The Cost of Consensus polls "at a fixed interval"; 2 ms
+	// keeps a loopback server busy but not saturated with 50 pollers.
 	DefaultPollInterval = 2 * time.Millisecond
 	// defaultMaxInFlight bounds the attempts one asynchronous contender has
 	// on the wire, so that a slow server (or a long RTT) does not make a

@@ -14,12 +14,12 @@ import (
 
 // BenchmarkLockContention measures the acquisition latency of the
 // test-and-set and queue locks (and the reactive lock) against the
-// in-process Giraffe server, with n contenders in a closed loop (each
-// holds for 1 ms, then asks again at once, so n-1 wait at every moment)
-// and an injected client-to-server delay. ReactiveLock's switching rule
-// (reactive_rule.go) and docs/primitives.md come from its output:
+// in-process Giraffe server, with n contenders in a closed loop (each holds
+// for 1 ms, then asks again at once, so n-1 wait at every moment) and an
+// injected client-to-server delay. docs/primitives.md has its figures for
+// the fixed kinds:
 //
-//	go test ./recipes -run '^$' -bench LockContention -benchtime 400x
+//	go test ./recipes -run '^$' -bench LockContention -benchtime 200x
 //
 // b.N is the number of acquisitions of a run, shared by its contenders.
 // Metrics: acquire-ms (mean), p99-ms, and handoff-ms, the time from one

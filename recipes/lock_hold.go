@@ -95,10 +95,11 @@ func (e *exclusiveNode) data() []byte {
 	return append(append([]byte{}, e.token...), e.cfg.data...)
 }
 
-// prepare checks the path. The directory is created when a create finds
-// it missing (NONODE), not here: ensuring it on every acquisition would
-// cost each one a write round trip (two instead of one for an
-// uncontended test-and-set; seed 001's Fig. 10 at high server RTT).
+// prepare checks the path. The directory is created when a create finds it
+// missing (NONODE), not here: ensuring it on every acquisition would cost
+// each one a write round trip (two instead of one for an uncontended
+// test-and-set, which is what matters at a high server round trip: The Cost
+// of Consensus, Fig. 10).
 func (e *exclusiveNode) prepare(ctx context.Context) error {
 	if e.state.isHeld() {
 		return ErrAlreadyLocked

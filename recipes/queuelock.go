@@ -6,12 +6,13 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 )
 
-// QueueLock is the synchronous queue lock of ZooKeeper's recipes and seed
-// 001: each contender creates an ephemeral sequential node under the lock
-// path, lists the children, and holds the lock when no node it must wait
-// for has a smaller sequence number; otherwise it sets an exists watch on
-// its predecessor only (the greatest smaller one), so a release wakes
-// exactly one waiter (no herd effect), and grants follow the queue (FIFO).
+// QueueLock is the synchronous queue lock of ZooKeeper's recipes and The
+// Cost of Consensus: each contender creates an ephemeral sequential node
+// under the lock path, lists the children, and holds the lock when no node
+// it must wait for has a smaller sequence number; otherwise it sets an
+// exists watch on its predecessor only (the greatest smaller one), so a
+// release wakes exactly one waiter (no herd effect), and grants follow the
+// queue (FIFO).
 //
 // The nodes are kazoo's, <path>/<uuid>__lock__<seq> (read locks:
 // __rlock__), and the order is kazoo's (sequence suffixes compared as

@@ -9,15 +9,15 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// AsyncQueueLock is seed 001's asynchronous queue lock: it sends the
-// create of its sequential node and, without waiting for the reply, lists
-// the children right behind it and again every poll interval; it holds the
-// lock when the create has returned and a listing shows no node it must
-// wait for ahead of its own. No watches are set.
+// AsyncQueueLock is the asynchronous queue lock of The Cost of Consensus:
+// it sends the create of its sequential node and, without waiting for the
+// reply, lists the children right behind it and again every poll interval;
+// it holds the lock when the create has returned and a listing shows no
+// node it must wait for ahead of its own. No watches are set.
 //
-// Uncontended it costs one round trip (create and list pipelined, seed
-// 001's Fig. 4) instead of QueueLock's two. It keeps FIFO order and the
-// kazoo layout of QueueLock (the two, and kazoo's Lock, exclude each
+// Uncontended it costs one round trip (create and list pipelined, The Cost
+// of Consensus, Fig. 4) instead of QueueLock's two. It keeps FIFO order and
+// the kazoo layout of QueueLock (the two, and kazoo's Lock, exclude each
 // other on one path), at the price of a listing per interval while it
 // waits, whose size grows with the queue.
 type AsyncQueueLock struct {

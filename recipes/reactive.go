@@ -10,9 +10,10 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// ReactiveLock is seed 001's reactive lock (after Lim and Agarwal's
-// reactive synchronization): before each acquisition it picks, from what
-// it has measured, the protocol that its measurements say is faster.
+// ReactiveLock is the reactive lock The Cost of Consensus proposes (after
+// Lim and Agarwal's Reactive Synchronization Algorithms for
+// Multiprocessors): before each acquisition it picks, from what it has
+// measured, the protocol that its measurements say is faster.
 //
 // Both protocols are the queue lock's, on the same nodes: a sequential
 // ephemeral node per contender (kazoo's <uuid>__lock__<seq>), the lowest
@@ -21,8 +22,8 @@ import (
 //   - synchronous (QueueLock's way of waiting): create with a listing
 //     pipelined behind it, then an exists watch on the predecessor; one
 //     round trip uncontended (QueueLock itself lists only after the
-//     create's reply, as seed 001's synchronous queue does: two), and a
-//     release wakes exactly one waiter;
+//     create's reply, as the synchronous queue of The Cost of Consensus
+//     does: two), and a release wakes exactly one waiter;
 //   - asynchronous (AsyncQueueLock): the create and listings pipelined, a
 //     listing every poll interval while waiting; one round trip
 //     uncontended and a release noticed within a poll, at the price of the

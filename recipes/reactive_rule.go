@@ -2,20 +2,19 @@ package recipes
 
 import "time"
 
-// The switching rule of ReactiveLock, from `giraffe-lab primitives`
-// (seed 001's experiments on a 3-server ensemble; the figures are in
-// docs/primitives.md):
+// The switching rule of ReactiveLock follows the experiments of The Cost of
+// Consensus repeated on a 3-server ensemble (`giraffe-lab primitives`;
+// docs/primitives.md has the figures):
 //
 //   - with no added client round trip the synchronous queue lock is the
-//     faster of the two queue protocols (at 100 and 250 ms between
-//     servers: 223 vs 265 ms and 1.07 vs 1.79 s to acquire): polling only
-//     adds listings, each of which waits behind the session's writes;
-//   - from 50 ms of client round trip on, the asynchronous one wins at
-//     every server round trip (62 vs 132 ms at 50 ms; 138 vs 299 ms at
-//     100 ms, no server round trip): pipelining the create with the
-//     listing saves one client round trip uncontended, and a poll
-//     notices a release about half a round trip sooner than a watch
-//     followed by a listing.
+//     faster of the two queue protocols when the servers are far apart:
+//     polling only adds listings, each of which waits behind the session's
+//     writes;
+//   - with a client round trip many poll intervals long, the asynchronous
+//     one wins at every server round trip:
+//     pipelining the create with the listing saves one client round trip
+//     uncontended, and a poll notices a release about half a round trip
+//     sooner than a watch followed by a listing.
 //
 // So the rule uses the client's round trip only: asynchronous once it
 // reaches the poll interval (polls then cost less than the round trips

@@ -8,11 +8,12 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// TASLock is seed 001's synchronous test-and-set lock: every contender
-// creates the same ephemeral node, <path>/__tas__; the one whose create
-// succeeds holds the lock, and Unlock deletes the node. A contender whose
-// create fails with NODEEXISTS sets an exists watch on the node and tries
-// again when it is deleted, rather than busy-looping creates.
+// TASLock is the synchronous test-and-set lock of The Cost of Consensus:
+// every contender creates the same ephemeral node, <path>/__tas__; the one
+// whose create succeeds holds the lock, and Unlock deletes the node. A
+// contender whose create fails with NODEEXISTS sets an exists watch on the
+// node and tries again when it is deleted, rather than busy-looping
+// creates.
 //
 // Uncontended, an acquisition is one round trip, the cheapest of all the
 // locks. Under contention every release wakes every waiter, which all send

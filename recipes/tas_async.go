@@ -9,14 +9,14 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// AsyncTASLock is seed 001's asynchronous test-and-set lock: it sends a
-// create of <path>/__tas__ every poll interval (WithPollInterval) without
-// waiting for the previous one's reply, and holds the lock when one of
-// them succeeds. It sets no watches: a release is noticed by the next
-// create that arrives after it, which is at most an interval plus half a
-// round trip later, instead of the notification-plus-create round trip and
-// a half of TASLock. It puts more load on the server, and like TASLock it
-// is not fair.
+// AsyncTASLock is the asynchronous test-and-set lock of The Cost of
+// Consensus: it sends a create of <path>/__tas__ every poll interval
+// (WithPollInterval) without waiting for the previous one's reply, and
+// holds the lock when one of them succeeds. It sets no watches: a release
+// is noticed by the next create that arrives after it, which is at most an
+// interval plus half a round trip later, instead of the
+// notification-plus-create round trip and a half of TASLock. It puts more
+// load on the server, and like TASLock it is not fair.
 //
 // Attempts complete in the order they were sent (the Conn's FIFO order),
 // so the first success is the only one: the later attempts, already on the

@@ -91,14 +91,14 @@ const (
 
 // Id is an authentication identity: a scheme and an id within it.
 type Id struct {
-	Scheme string
-	ID     string
+	Scheme string // "world", "auth", "digest", "ip", ...
+	ID     string // the identity within the scheme, e.g. "anyone" for world
 }
 
 // ACL is one access-control entry.
 type ACL struct {
-	Perms int32
-	ID    Id
+	Perms int32 // a mask of PermRead, PermWrite, PermCreate, PermDelete, PermAdmin
+	ID    Id    // whom the entry grants them to
 }
 
 // Common ids and ACLs (ZooDefs.Ids).
@@ -112,17 +112,17 @@ var (
 
 // Stat is the metadata of a znode, 68 bytes on the wire.
 type Stat struct {
-	Czxid          int64
-	Mzxid          int64
-	Ctime          int64
-	Mtime          int64
-	Version        int32
-	Cversion       int32
-	Aversion       int32
-	EphemeralOwner int64
-	DataLength     int32
-	NumChildren    int32
-	Pzxid          int64
+	Czxid          int64 // zxid of the create
+	Mzxid          int64 // zxid of the last setData (the create's at first)
+	Ctime          int64 // time of the create, ms since the epoch
+	Mtime          int64 // time of the last setData, ms since the epoch
+	Version        int32 // number of changes to the data
+	Cversion       int32 // number of changes to the children
+	Aversion       int32 // number of changes to the ACL
+	EphemeralOwner int64 // owning session of an ephemeral, 0 otherwise (TTL and container nodes: see EphemeralType)
+	DataLength     int32 // length of the data
+	NumChildren    int32 // number of children
+	Pzxid          int64 // zxid of the last change to the children
 }
 
 // Encode writes s in jute order.

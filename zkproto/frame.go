@@ -15,9 +15,10 @@ const DefaultMaxPacket = 0xfffff
 // over the limit. The stream cannot be resynchronized after it, so the
 // connection must be closed.
 type FrameTooLargeError struct {
-	Len, Max int
+	Len, Max int // the length prefix read, and the limit it broke
 }
 
+// Error implements error.
 func (e *FrameTooLargeError) Error() string {
 	return fmt.Sprintf("zkproto: frame length %d outside [0, %d]", e.Len, e.Max)
 }

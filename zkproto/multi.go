@@ -13,9 +13,9 @@ import "fmt"
 // MultiHeader precedes each op of a multi request and each result of a
 // multi response; a header with Done set ends the list.
 type MultiHeader struct {
-	Type OpCode
-	Done bool
-	Err  Code
+	Type OpCode // the op (or OpError for a failed op's result) that follows
+	Done bool   // the list ends here
+	Err  Code   // a result's error code; -1 in requests
 }
 
 // Encode writes h.
@@ -37,13 +37,15 @@ var multiEnd = MultiHeader{Type: -1, Done: true, Err: -1}
 // *DeleteRequest, *SetDataRequest or *CheckVersionRequest in a multi, and a
 // *GetDataRequest or *GetChildrenRequest in a multiRead.
 type MultiOp struct {
-	Op  OpCode
-	Req Record
+	Op  OpCode // which operation
+	Req Record // its request body
 }
 
 // MultiRequest is the body of multi and multiRead. Every op must be of the
 // same kind (all writes or all reads), as MultiOperationRecord requires.
-type MultiRequest struct{ Ops []MultiOp }
+type MultiRequest struct {
+	Ops []MultiOp // in the order they apply
+}
 
 // Encode writes r with its terminator. Each op is written with the header
 // {Op, false, -1}. An op whose Req is nil is written with the zero record
@@ -153,13 +155,15 @@ func newMultiOpRequest(op OpCode) Record {
 // Op is OpError, Err its code and Resp an *ErrorResponse (Err is what is
 // encoded; Resp may be nil).
 type MultiResult struct {
-	Op   OpCode
-	Err  Code
-	Resp Record
+	Op   OpCode // the op's code, OpError when it failed
+	Err  Code   // OK, or the op's error
+	Resp Record // the op's reply body, if it has one
 }
 
 // MultiResponse answers multi and multiRead.
-type MultiResponse struct{ Results []MultiResult }
+type MultiResponse struct {
+	Results []MultiResult // one per op, in the request's order
+}
 
 // Encode writes r with its terminator, in the form ZooKeeper's clients
 // accept: createTTL and createContainer results go out as create2 (as

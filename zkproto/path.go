@@ -17,6 +17,7 @@ type PathError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *PathError) Error() string {
 	return fmt.Sprintf("zkproto: invalid path %q: %s", e.Path, e.Reason)
 }

@@ -6,14 +6,16 @@ package zkproto
 // unspecified but safe state. Decoded byte slices are copies, so a record
 // may outlive the frame it came from.
 type Record interface {
+	// Encode appends the record to e.
 	Encode(*Encoder)
+	// Decode reads the record from d.
 	Decode(*Decoder) error
 }
 
 // RequestHeader precedes every request after the handshake.
 type RequestHeader struct {
-	Xid Xid
-	Op  OpCode
+	Xid Xid    // the client's request number, echoed in the reply; negative for special requests
+	Op  OpCode // what the body is
 }
 
 // Encode writes h.
@@ -29,9 +31,9 @@ func (h *RequestHeader) Decode(d *Decoder) error {
 // ReplyHeader precedes every reply and notification. When Err is not OK
 // the reply has no body.
 type ReplyHeader struct {
-	Xid  Xid
-	Zxid int64
-	Err  Code
+	Xid  Xid   // the request's xid (-1 for a notification)
+	Zxid int64 // the server's last applied zxid when it answered; a notification's change
+	Err  Code  // OK, or the error the request failed with
 }
 
 // Encode writes h.
@@ -51,13 +53,13 @@ func (h *ReplyHeader) Decode(d *Decoder) error {
 // its absence as an old (pre-3.4) client, so HasReadOnly records whether it
 // was present and the reply can take the same form.
 type ConnectRequest struct {
-	ProtocolVersion int32
-	LastZxidSeen    int64
-	TimeOut         int32
-	SessionID       int64
-	Passwd          []byte
-	ReadOnly        bool
-	HasReadOnly     bool
+	ProtocolVersion int32  // 0
+	LastZxidSeen    int64  // the largest zxid the client has seen
+	TimeOut         int32  // requested session timeout, ms
+	SessionID       int64  // 0 for a new session, else the session to resume
+	Passwd          []byte // the session's password when resuming
+	ReadOnly        bool   // the client accepts a read-only server
+	HasReadOnly     bool   // the readOnly byte was (or is to be) on the wire
 }
 
 // Encode writes r (the readOnly byte only when HasReadOnly).
@@ -87,12 +89,12 @@ func (r *ConnectRequest) Decode(d *Decoder) error {
 // TimeOut of 0 tells the client its session is expired. As in the request,
 // the trailing readOnly byte is optional.
 type ConnectResponse struct {
-	ProtocolVersion int32
-	TimeOut         int32
-	SessionID       int64
-	Passwd          []byte
-	ReadOnly        bool
-	HasReadOnly     bool
+	ProtocolVersion int32  // 0
+	TimeOut         int32  // negotiated session timeout, ms; 0: the session is expired
+	SessionID       int64  // the session's id
+	Passwd          []byte // the session's password, for resuming it elsewhere
+	ReadOnly        bool   // the server is read-only
+	HasReadOnly     bool   // the readOnly byte was (or is to be) on the wire
 }
 
 // Encode writes r (the readOnly byte only when HasReadOnly).

@@ -2,7 +2,8 @@ package zkproto
 
 // This file holds the request bodies a client sends after the handshake,
 // in zookeeper.jute field order. Which record goes with which opcode is
-// decided by DecodeRequest.
+// decided by DecodeRequest. Fields are zookeeper.jute's under Go names; a
+// type's comment says what is particular about one.
 
 // CreateRequest is the body of create, create2 and createContainer (the
 // last with Flags = ModeContainer).

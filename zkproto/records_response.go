@@ -3,7 +3,8 @@ package zkproto
 // This file holds the reply bodies the server sends after a ReplyHeader
 // whose Err is OK, and the watch notification, in zookeeper.jute field
 // order. Replies with no body (delete, setWatches, auth, ...) have no
-// record.
+// record. Fields are zookeeper.jute's under Go names; a type's comment says
+// what is particular about one.
 
 // CreateResponse answers create with the created path (which differs from
 // the requested one for sequential nodes).
@@ -187,9 +188,9 @@ func (r *WhoAmIResponse) Decode(d *Decoder) error {
 // WatcherEvent is the body of a notification (xid -1). Path is the
 // server-side path; the client strips its chroot.
 type WatcherEvent struct {
-	Type  EventType
-	State KeeperState
-	Path  string
+	Type  EventType   // what happened to the node
+	State KeeperState // the session's state (SyncConnected for node events)
+	Path  string      // which node
 }
 
 // Encode writes r.
@@ -209,7 +210,9 @@ func (r *WatcherEvent) Decode(d *Decoder) error {
 
 // ErrorResponse carries an error code: the result of a failed op in a
 // multi response, and the body of addWatch's reply.
-type ErrorResponse struct{ Err Code }
+type ErrorResponse struct {
+	Err Code // the error
+}
 
 // Encode writes r.
 func (r *ErrorResponse) Encode(e *Encoder) { e.Int(int32(r.Err)) }

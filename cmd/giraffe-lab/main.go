@@ -1,10 +1,10 @@
 // Command giraffe-lab holds the tools that study Giraffe rather than run
 // it: the deterministic simulator of Group Paxos (sim, with its calibrated
 // benchmarks and the calibration itself), the simulator's benchmark sweep
-// with its plots (simbench), and seed 001's lock experiments on a local
-// ensemble (primitives). Keeping them out of the giraffe binary keeps the
-// simulator, the linearizability checker and the plotting library out of
-// the server.
+// with its plots (simbench), and the lock experiments of The Cost of
+// Consensus on a local ensemble (primitives). Keeping them out of the
+// giraffe binary keeps the simulator, the linearizability checker and the
+// plotting library out of the server.
 package main
 
 import (

@@ -17,8 +17,8 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
-// newPrimitivesCmd returns `giraffe-lab primitives`: seed 001's lock
-// experiments on a local ensemble it starts.
+// newPrimitivesCmd returns `giraffe-lab primitives`: the lock experiments
+// of The Cost of Consensus on a local ensemble it starts.
 func newPrimitivesCmd() *cobra.Command {
 	var (
 		nodes, basePort   int
@@ -27,7 +27,7 @@ func newPrimitivesCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "primitives",
-		Short: "Seed 001's lock experiments: latency to acquire against RTT and contention",
+		Short: "The Cost of Consensus's lock experiments: latency to acquire against RTT and contention",
 		Long: `primitives starts a local classic ensemble (fsync on; a 50 ms tick and a 1.5 s
 election timeout, for server round trips of up to 250 ms), then measures, for
 every kind of lock (tas-sync, tas-async, queue-sync, queue-async, reactive),
@@ -35,7 +35,7 @@ the time from a lock request's arrival to the lock being held, with Poisson
 arrivals and exponential times in the critical section, while it adds
 round-trip time between the clients and the servers (on the clients'
 connections) and between the servers (the ensemble transport's fault
-injection). The experiments are seed 001's figures:
+injection). The experiments are the figures of The Cost of Consensus:
 
   fig10-rtt-grid             user RTT x cluster RTT in {0,50,100,250} ms (heatmaps)
   fig13-contention-rtt100    time in the critical section 1..150 ms, user RTT 100 ms

@@ -10,9 +10,9 @@ import (
 // NodeChildrenChanged on its parent, a delete NodeDeleted and
 // NodeChildrenChanged, a setData NodeDataChanged. Zxid is the entry's.
 type Trigger struct {
-	Type zkproto.EventType
-	Path string
-	Zxid int64
+	Type zkproto.EventType // what happened
+	Path string            // to which node
+	Zxid int64             // in which entry
 	// ACL is the ACL of the node the event is about (for a deletion, the
 	// ACL it had), shared with the tree and never to be modified. As in
 	// ZooKeeper 3.9, only watchers with READ on it are told.
@@ -21,9 +21,9 @@ type Trigger struct {
 
 // SessionInfo is a session table entry.
 type SessionInfo struct {
-	ID      int64
-	Timeout int32 // negotiated timeout, ms
-	Passwd  []byte
+	ID      int64  // session id
+	Timeout int32  // negotiated timeout, ms
+	Passwd  []byte // the password a reconnecting client must present
 }
 
 type session struct {

@@ -8,9 +8,9 @@ import (
 // Join adds server id with address addr to every tree (the paper's
 // INSERT_INTO_TREE performed on each tree) and returns what changed. The
 // server gets the color of the smallest group, the lowest such color on a
-// tie, which keeps the groups within one of each other; that is the color
-// the Rooter hands out. It fails, leaving f unchanged, if id is None or
-// already a server of f, or addr is longer than MaxAddrLen.
+// tie, which keeps the groups within one of each other; that is the group
+// a server joining an ensemble votes in. It fails, leaving f unchanged, if
+// id is None or already a server of f, or addr is longer than MaxAddrLen.
 func (f *Forest) Join(id ServerID, addr string) (Update, error) {
 	if id == None {
 		return Update{}, fmt.Errorf("forest: join: server id %d is reserved", uint32(None))

@@ -14,7 +14,7 @@ import (
 // Shape is how an ensemble is arranged: Nodes servers, either in classic
 // mode (one group, the leader sending to everyone: leader-centric, like
 // Zab) or as a forest of Trees groups whose messages travel down trees of
-// fan-out Children (seed 000's "t-c"). Its text form, String and
+// fan-out Children (the Giraffe paper's "t-c"). Its text form, String and
 // ParseShape, is "classic-3" or "forest-9-3-3" (nodes, trees, children).
 type Shape struct {
 	Nodes    int  `json:"nodes"`

@@ -1,6 +1,6 @@
 // Package netdelay adds a round-trip time to TCP connections, for
-// benchmarks that emulate distant clients (seed 001's user-to-server RTT)
-// on one machine, where the kernel offers no netem.
+// benchmarks that emulate distant clients (the user-to-server RTT of The
+// Cost of Consensus) on one machine, where the kernel offers no netem.
 //
 // A delayed connection holds every chunk written for half the added RTT
 // before sending it and every chunk read for the other half before handing

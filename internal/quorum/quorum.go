@@ -1,6 +1,6 @@
-// Package quorum implements the hierarchical weighted quorum system of Group
-// Paxos (DESIGN.md §3): voting servers are partitioned into groups; a set of
-// servers is a quorum when the groups in which it holds a strict majority have
+// Package quorum implements the hierarchical weighted quorum system of
+// Group Paxos: voting servers are partitioned into groups; a set of servers
+// is a quorum when the groups in which it holds a strict majority have
 // sizes that add up to strictly more than half of all voting servers.
 //
 // Any two quorums intersect: the two sets of "won" groups each weigh more than
@@ -28,7 +28,7 @@ type ID uint64
 // Config is a voting configuration: Groups[g] lists the servers that vote in
 // group g. A server appears in at most one group. Empty groups weigh nothing.
 type Config struct {
-	Groups [][]ID
+	Groups [][]ID // the voting servers of each group
 }
 
 // Total returns the number of voting servers, the sum of all group sizes.

@@ -10,15 +10,15 @@ import (
 // Event is a change to the tree as the data tree reports it: what happened,
 // to which path, in which transaction.
 type Event struct {
-	Type zkproto.EventType
-	Path string
-	Zxid int64
+	Type zkproto.EventType // what happened
+	Path string            // to which node
+	Zxid int64             // in which entry
 }
 
 // Delivery is one notification to send: Event to the connection of Watcher.
 type Delivery struct {
-	Watcher WatcherID
-	Event   Event
+	Watcher WatcherID // whom to tell
+	Event   Event     // what to tell
 }
 
 // trigger rules per event type: which kinds on the path itself fire, which of

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// BenchmarkFileDatasync measures the file system under the log, not the log:
-// one 3 KiB write and an fdatasync per iteration, at the end of a growing
-// file (what Append+Sync does), into a file fallocated ahead, and over a
-// file written with zeros ahead. On ext4 the last skips the journal commit
-// of the new size or extent and is about twice as fast; docs/storage.md
-// says what that would take in the log.
+// BenchmarkFileDatasync measures the file system under the log, not the
+// log: one 3 KiB write and an fdatasync per iteration, at the end of a
+// growing file (what Append+Sync does), into a file fallocated ahead, and
+// over a file written with zeros ahead. On ext4 the last skips the journal
+// commit of the new size or extent; docs/benchmarks.md has the figures and
+// docs/storage.md says why the log appends nonetheless.
 func BenchmarkFileDatasync(b *testing.B) {
 	const ahead = 64 << 20
 	rec := make([]byte, 3<<10)
