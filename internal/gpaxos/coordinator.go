@@ -15,7 +15,8 @@ import (
 type coordinator struct {
 	ge       uint64
 	acked    map[ID]Zxid // per member: durably holds Current's history up to
-	ackEpoch Epoch       // the epoch acked refers to
+	ackInc   map[ID]uint64
+	ackEpoch Epoch // the epoch acked refers to
 	heard    map[ID]int64
 	reported Zxid // group index last reported to the leader
 	down     []ID
@@ -117,7 +118,7 @@ func (n *Node) becomeCoordinator(c *gcCandidate) {
 	if n.hs.GroupEpoch != c.ge || n.hs.Coordinator != n.id {
 		return
 	}
-	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick,
+	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, ackInc: map[ID]uint64{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick,
 		relayed: n.log.last(), electedUnder: n.confHash}
 	for _, id := range n.members() {
 		gc.heard[id] = n.tick
@@ -221,7 +222,7 @@ func (n *Node) handleAppend(m Message) {
 	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
 	case acceptOK:
 		n.relay(m.Prev, m.Entries)
-		n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
+		n.ack(n.id, gc.ge)
 		if len(m.Entries) == 0 {
 			// A heartbeat: answer so the leader knows this group is alive.
 			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
@@ -248,7 +249,7 @@ func (n *Node) handleGSync(m Message) {
 		return
 	}
 	n.relay(n.log.last(), nil)
-	n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
+	n.ack(n.id, gc.ge)
 }
 
 // relay sends entries after prev down the group's tree with the commit
@@ -295,12 +296,22 @@ func (n *Node) handleGroupAck(m Message) {
 		return
 	}
 	if gc.ackEpoch != n.hs.Current {
-		gc.ackEpoch, gc.acked, gc.reported = n.hs.Current, map[ID]Zxid{}, 0
+		gc.ackEpoch, gc.acked, gc.ackInc, gc.reported = n.hs.Current, map[ID]Zxid{}, map[ID]uint64{}, 0
+	}
+	if gc.ackInc[m.From] != m.Inc {
+		// Another incarnation: what the old one acknowledged is not known
+		// to be held any more.
+		gc.acked[m.From], gc.ackInc[m.From] = 0, m.Inc
 	}
 	if m.Zxid > gc.acked[m.From] {
 		gc.acked[m.From] = m.Zxid
 	}
-	idx := Zxid(n.voters.GroupIndex(n.group, func(id ID) uint64 { return uint64(gc.acked[id]) }))
+	idx := Zxid(n.voters.GroupIndex(n.group, func(id ID) uint64 {
+		if !n.counts(id, gc.ackInc[id]) {
+			return 0
+		}
+		return uint64(gc.acked[id])
+	}))
 	if idx > gc.reported {
 		gc.reported = idx
 		n.send(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx, Conf: n.confHash})
@@ -374,8 +385,12 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	// `giraffe sim --seed 41 --nodes 9 --trees 3 --children 3 --max-batch 1`,
 	// a regression test in sim/regress_test.go). A long suffix is replaced by the snapshot and
 	// the entries after it, which the compaction interval bounds.
+	// The receiver truncates after base, so base must be a point both logs
+	// share: a zxid names one entry, so the sender must hold it. A commit
+	// point the sender's history does not contain (a receiver that came
+	// back with another history than it acknowledged) gets the snapshot.
 	ents, ok := n.log.after(base, 0)
-	if !ok || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {
+	if !ok || !n.log.contains(base) || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {
 		snap := n.log.snap
 		s.Snapshot = &snap
 		ents, _ = n.log.after(snap.Index, 0)
@@ -548,6 +563,9 @@ func (n *Node) handlePromiseReq(m Message) {
 		n.rejectStaleCoordinator(m.From)
 		return
 	}
+	if !n.mayVote() {
+		return // counts as down: its promise would count for nobody
+	}
 	if m.Epoch > n.hs.Promised {
 		n.hs.Promised, n.hs.Leader = m.Epoch, m.Leader
 	}
@@ -590,7 +608,8 @@ func (n *Node) handlePromise(m Message) {
 	// the promisers under its own configuration, which may need more of
 	// them than this coordinator's does.
 	r.promises[m.From] = m
-	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := r.promises[id]; return ok }) && !r.candidateMajority() {
+	counted := func(id ID) bool { p, ok := r.promises[id]; return ok && n.counts(id, p.Inc) }
+	if !n.voters.GroupMajority(n.group, counted) && !r.candidateMajority() {
 		return
 	}
 	var best Message
@@ -608,7 +627,8 @@ func (n *Node) handlePromise(m Message) {
 	slices.Sort(promisers)
 	r.done = true
 	r.ack = Message{Type: MsgGEpochAck, To: r.cand, Epoch: r.epoch, Group: n.group, GroupEpoch: gc.ge,
-		Current: best.Current, Zxid: best.Zxid, Holder: best.From, Promisers: promisers}
+		Current: best.Current, Zxid: best.Zxid, Holder: best.From, Promisers: promisers,
+		PromiserIncs: promiserIncs(promisers, r.promises)}
 	n.send(r.ack)
 }
 

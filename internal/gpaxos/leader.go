@@ -16,6 +16,9 @@ type leader struct {
 	sentCommit Zxid
 	since      int64 // tick at which leadership began
 	lastProbe  int64 // tick of the last probe for unknown coordinators
+	// registrations are the servers' requests to register their
+	// incarnations, not yet ordered (incarnation.go).
+	registrations map[ID]Message
 }
 
 // glGroup is the leader's view of one group.
@@ -45,7 +48,7 @@ type glCandidate struct {
 // under the candidate's configuration.
 func (n *Node) groupPromised(c *glCandidate, g int) bool {
 	a, ok := c.acks[g]
-	return ok && n.voters.GroupMajority(g, func(id ID) bool { return slices.Contains(a.Promisers, id) })
+	return ok && n.voters.GroupMajority(g, func(id ID) bool { return n.promisedBy(a, id) })
 }
 
 // campaignGL starts discovery (gl.1.1): ask every known coordinator to
@@ -429,6 +432,7 @@ func (n *Node) handleGCHello(m Message) {
 func (n *Node) tickLeader() {
 	gl := n.gl
 	hb, el := int64(n.cfg.HeartbeatTicks), int64(n.cfg.ElectionTicks)
+	n.maybeRegister()
 	if n.tick-gl.lastBeat >= hb {
 		n.broadcastAppend(n.log.last(), nil)
 	}

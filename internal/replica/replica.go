@@ -127,7 +127,7 @@ func Open(cfg Config) (*Replica, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters)
+	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters, cfg.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,7 @@ func Open(cfg Config) (*Replica, error) {
 		ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,
 		HeartbeatTicks: cfg.HeartbeatTicks, ElectionTicks: cfg.ElectionTicks,
 		MaxBatch: cfg.MaxBatch, Rand: rng.Intn, Joining: cfg.Joining,
+		Incarnation: st.id.Incarnation, Recovering: st.id.Recovering,
 	}, rec.hs, rec.snap, rec.entries)
 	if err != nil {
 		st.close()
@@ -153,9 +154,10 @@ func Open(cfg Config) (*Replica, error) {
 		stopC:    make(chan struct{}),
 		doneC:    make(chan struct{}),
 		// Streams only grow across restarts too: the leader admits a
-		// stream newer than the one it knows, and time is a cheap source
-		// of a number larger than any this server used before.
-		stream: uint64(time.Now().UnixNano()),
+		// stream newer than the one it knows of this incarnation, and the
+		// count of starts, durable before anything is proposed, makes
+		// every start's streams larger than the last's.
+		stream: st.id.Boots << 32,
 	}
 	if cfg.OnConfig != nil {
 		for _, e := range rec.entries {
@@ -166,7 +168,8 @@ func Open(cfg Config) (*Replica, error) {
 			}
 		}
 	}
-	cfg.Logger.Info("replica recovered", "id", cfg.ID, "promised", rec.hs.Promised, "current", rec.hs.Current,
+	cfg.Logger.Info("replica recovered", "id", cfg.ID, "incarnation", fmt.Sprintf("%016x", st.id.Incarnation),
+		"recovering", st.id.Recovering, "promised", rec.hs.Promised, "current", rec.hs.Current,
 		"entries", len(rec.entries), "snapshot", rec.snap != nil)
 	r.publishStatus()
 	return r, nil
@@ -333,7 +336,7 @@ func (r *Replica) step(m gpaxos.Message) {
 		kept := m.Entries[:0:0]
 		for _, e := range m.Entries {
 			h, _, err := parseHeader(e.Data)
-			if err == nil && h.Origin == m.From && r.seqr.admit(h) {
+			if err == nil && h.Origin == m.From && r.seqr.admit(h, m.Inc) {
 				kept = append(kept, e)
 			}
 		}
@@ -396,7 +399,7 @@ func (r *Replica) sendBatch(batch [][]byte) {
 			r.seqr.reset(st.HardState.Promised)
 		}
 		for _, data := range batch {
-			if h, _, _ := parseHeader(data); r.seqr.admit(h) {
+			if h, _, _ := parseHeader(data); r.seqr.admit(h, r.st.id.Incarnation) {
 				r.node.Propose(data)
 			}
 		}
@@ -493,12 +496,33 @@ func (r *Replica) handleReady() error {
 		}
 		r.node.Advance()
 		r.publishStatus()
+		if err := r.maybeRecovered(); err != nil {
+			return err
+		}
 		if d.Snapshot != nil || len(d.Entries) > 0 || d.Abandoned != 0 {
 			if !r.deliver(d) {
 				return nil
 			}
 		}
 	}
+}
+
+// maybeRecovered clears the identity's recovering mark once the node votes
+// again: its configuration registers this incarnation, so a restart needs
+// no mark to know it.
+func (r *Replica) maybeRecovered() error {
+	if !r.st.id.Recovering || r.Status().Recovering {
+		return nil
+	}
+	id := r.st.id
+	id.Recovering = false
+	if err := writeIdentity(r.st.idPath(), id); err != nil {
+		return err
+	}
+	r.st.id = id
+	r.cfg.Logger.Info("replica registered again: it votes from now on", "id", r.cfg.ID,
+		"incarnation", fmt.Sprintf("%016x", id.Incarnation))
+	return nil
 }
 
 // committed converts one committed entry and retires this server's own

@@ -13,7 +13,7 @@ type sequencer struct {
 }
 
 type streamPos struct {
-	stream, next uint64
+	inc, stream, next uint64
 }
 
 // reset empties the table for a new leader epoch: streams forwarded to an
@@ -23,13 +23,18 @@ func (s *sequencer) reset(e gpaxos.Epoch) {
 	s.next = map[gpaxos.ID]streamPos{}
 }
 
-// admit reports whether a proposal with header h may be appended now.
-func (s *sequencer) admit(h proposalHeader) bool {
+// admit reports whether a proposal with header h, from incarnation inc of
+// its origin, may be appended now. Another incarnation of the origin (a
+// server that came back with a new disk) counts its streams afresh.
+func (s *sequencer) admit(h proposalHeader, inc uint64) bool {
 	cur, ok := s.next[h.Origin]
+	if ok && cur.inc != inc {
+		ok = false
+	}
 	switch {
 	case ok && h.Stream == cur.stream && h.Seq == cur.next:
 	case (!ok || h.Stream > cur.stream) && h.Seq == 1:
-		cur.stream = h.Stream
+		cur.inc, cur.stream = inc, h.Stream
 	default:
 		return false
 	}
