@@ -63,6 +63,74 @@ type promiseRound struct {
 	members []ID
 }
 
+// gcPreCandidate is a server asking its group whether it would elect it
+// (pre-vote): only with a majority's yes does it campaign, so a server cut
+// off from its group does not raise its group epoch while alone, and, back
+// among its group, does not unseat a coordinator the others still follow.
+type gcPreCandidate struct {
+	ge     uint64
+	start  int64
+	grants map[ID]bool
+}
+
+// preCampaignGC asks the group whether it would promise the next group
+// epoch to this server.
+func (n *Node) preCampaignGC() {
+	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
+	n.preGC = &gcPreCandidate{ge: ge, start: n.tick, grants: map[ID]bool{n.id: true}}
+	for _, id := range n.members() {
+		if id != n.id {
+			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge})
+		}
+	}
+	n.maybeWinPreVote()
+}
+
+// handleGroupPreElect says whether this member would promise m.GroupEpoch
+// to its sender: the sender is a member of its group, the epoch is newer
+// than its promise, and the member no longer hears its coordinator (or has
+// none, or the sender is that coordinator, reclaiming its role).
+func (n *Node) handleGroupPreElect(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	coord := n.hs.Coordinator
+	silent := n.gc == nil && n.tick-n.heardGC >= int64(n.cfg.ElectionTicks)
+	member := slices.Contains(n.members(), m.From)
+	grant := member && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
+	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
+	if !member && coord != m.From {
+		// The sender's configuration is not this one (it was removed, or
+		// lags): name the coordinator, which catches it up.
+		ack.Coord = coord
+	}
+	n.send(ack)
+}
+
+// handleGroupPreElectAck counts the group's answers to a pre-vote.
+func (n *Node) handleGroupPreElectAck(m Message) {
+	c := n.preGC
+	if m.Reject && m.Coord != None && m.Coord != n.id {
+		n.requestCatchup(MsgCatchupReq, m.Coord)
+	}
+	if c == nil || m.Reject || m.GroupEpoch != c.ge {
+		return
+	}
+	c.grants[m.From] = true
+	n.maybeWinPreVote()
+}
+
+// maybeWinPreVote campaigns once a majority of the group said it would
+// promise.
+func (n *Node) maybeWinPreVote() {
+	c := n.preGC
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { return c.grants[id] }) {
+		return
+	}
+	n.preGC = nil
+	n.campaignGC()
+}
+
 // campaignGC starts group-level recovery under a new group epoch.
 func (n *Node) campaignGC() {
 	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
@@ -81,7 +149,11 @@ func (n *Node) handleGroupElect(m Message) {
 	if m.Group != n.group {
 		return
 	}
-	if m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From) {
+	// A server the configuration does not put in this group (one removed
+	// that missed its removal) is refused: it would take the role from a
+	// coordinator of the configuration in force.
+	member := slices.Contains(n.members(), m.From)
+	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
 		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
 		n.followCoordinator(m.GroupEpoch, m.From)
 		n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch,
@@ -223,8 +295,11 @@ func (n *Node) handleAppend(m Message) {
 	case acceptOK:
 		n.relay(m.Prev, m.Entries)
 		n.ack(n.id, gc.ge)
-		if len(m.Entries) == 0 {
-			// A heartbeat: answer so the leader knows this group is alive.
+		if len(m.Entries) == 0 && n.groupAlive() {
+			// A heartbeat: answer so the leader knows this group is alive
+			// (only while it is: a coordinator cut off from its members
+			// must not make their group count as heard, or a leader cut
+			// off with it would never step down).
 			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
 		}
 	case acceptCatchup:
@@ -399,6 +474,25 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	return s, true
 }
 
+// groupAlive reports whether the coordinator has heard a majority of its
+// group (itself included) within an election timeout.
+func (n *Node) groupAlive() bool {
+	return n.tick-n.groupHeard() <= int64(n.cfg.ElectionTicks)
+}
+
+// groupHeard returns the last tick at which the coordinator had heard a
+// majority of its group (itself included, always heard): the majority-th
+// most recent of its members' last messages.
+func (n *Node) groupHeard() int64 {
+	gc := n.gc
+	return int64(n.voters.GroupIndex(n.group, func(id ID) uint64 {
+		if id == n.id {
+			return uint64(n.tick)
+		}
+		return uint64(max(gc.heard[id], 0))
+	}))
+}
+
 // tickCoordinator keeps the group alive: heartbeats down the tree, a down
 // list of silent members to route around, and suspicion of a silent leader.
 func (n *Node) tickCoordinator() {
@@ -442,7 +536,10 @@ func (n *Node) tickCoordinator() {
 	}
 	wait := el + rank*hb + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
 	if n.tick-gc.heardGL > wait {
-		if n.mayCampaign() {
+		if n.mayCampaign() && n.groupAlive() {
+			// Only with its group: a coordinator cut off from it and from
+			// the leader would only raise its own promise, and unseat the
+			// leader when it comes back.
 			n.campaignGL()
 		} else if !n.voting() {
 			// A coordinator its newest configuration removes keeps its
@@ -471,6 +568,11 @@ func candidateOf(m Message) ID {
 // epoch to the group and gather a majority of promises.
 func (n *Node) handleNewGEpoch(m Message) {
 	cand := candidateOf(m)
+	if n.voters.GroupOf(cand) < 0 && len(m.Members) == 0 {
+		// A candidate that does not vote here and names no configuration
+		// of its own that it would count under: a removed server.
+		return
+	}
 	if m.Epoch <= n.hs.Promised && !(m.Epoch == n.hs.Promised && n.hs.Leader == cand) {
 		n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: n.hs.Promised, Group: n.group, Reject: true})
 		return

@@ -436,6 +436,11 @@ func (n *Node) tickLeader() {
 	if n.tick-gl.lastBeat >= hb {
 		n.broadcastAppend(n.log.last(), nil)
 	}
+	if n.gc != nil && n.group < len(gl.groups) {
+		// Its own group is heard through its own coordinator role: as
+		// recently as a majority of its members was.
+		gl.groups[n.group].heard = min(gl.groups[n.group].heard, n.groupHeard())
+	}
 	if n.tick-gl.since > 2*el {
 		alive := groupsHeard(n.voters, func(g int) bool { return n.tick-gl.groups[g].heard <= 2*el })
 		if !alive {

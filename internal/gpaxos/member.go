@@ -203,6 +203,13 @@ func (n *Node) tickMember() {
 		}
 		return
 	}
+	if n.preGC != nil {
+		if n.tick-n.preGC.start > int64(n.cfg.ElectionTicks) {
+			n.preGC = nil // the group still hears its coordinator, or is out of reach
+			n.heardGC = n.tick
+		}
+		return
+	}
 	members := n.members()
 	coord := n.hs.Coordinator
 	d := distance(members, coord, n.id)
@@ -217,7 +224,7 @@ func (n *Node) tickMember() {
 	}
 	wait += int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
 	if n.tick-n.heardGC > wait {
-		n.campaignGC()
+		n.preCampaignGC()
 	}
 }
 

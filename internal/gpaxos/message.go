@@ -60,11 +60,18 @@ const (
 	// one that votes for me; my configuration registers Replaces". The GL
 	// orders it as a ConfRegister change (Node.maybeRegister).
 	MsgRegister
+	// MsgGroupPreElect: a server that would campaign for coordinator asks
+	// its group whether it would promise GroupEpoch, without anyone
+	// promising anything (pre-vote).
+	MsgGroupPreElect
+	// MsgGroupPreElectAck answers MsgGroupPreElect; Reject when the member
+	// still hears its coordinator, or would refuse the candidate.
+	MsgGroupPreElectAck
 )
 
 var msgNames = [...]string{"?", "Prop", "Append", "GroupAppend", "GroupAck", "GAck", "CatchupReq",
 	"Sync", "GroupElect", "GroupElectAck", "GCHello", "NewGEpoch", "PromiseReq", "Promise",
-	"GEpochAck", "Fetch", "FetchResp", "GSync", "Register"}
+	"GEpochAck", "Fetch", "FetchResp", "GSync", "Register", "GroupPreElect", "GroupPreElectAck"}
 
 func (t MsgType) String() string {
 	if int(t) < len(msgNames) {

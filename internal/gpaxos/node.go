@@ -58,6 +58,7 @@ type Node struct {
 	gc     *coordinator
 	gl     *leader
 	gcCand *gcCandidate
+	preGC  *gcPreCandidate
 	glCand *glCandidate
 }
 
@@ -196,6 +197,10 @@ func (n *Node) Step(m Message) {
 		n.handleFetchResp(m)
 	case MsgRegister:
 		n.handleRegister(m)
+	case MsgGroupPreElect:
+		n.handleGroupPreElect(m)
+	case MsgGroupPreElectAck:
+		n.handleGroupPreElectAck(m)
 	}
 	n.maybeStepDown()
 }

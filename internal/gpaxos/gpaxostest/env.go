@@ -61,6 +61,9 @@ type params struct {
 	maxBatch    int
 	maxInflight int
 	jitter      bool
+	// incarnations gives every node an incarnation (1000·id + its
+	// generation), so that registration and lost state can be scripted.
+	incarnations bool
 }
 
 // node is one server as its host sees it.
@@ -134,6 +137,9 @@ func (env *Env) config(id ID, voters quorum.Config, joining bool) gpaxos.Config 
 	cfg := gpaxos.Config{ID: id, Voters: voters, Topology: env.params.topology,
 		HeartbeatTicks: env.params.heartbeat, ElectionTicks: env.params.election,
 		MaxBatch: env.params.maxBatch, MaxInflight: env.params.maxInflight, Joining: joining}
+	if env.params.incarnations {
+		cfg.Incarnation = 1000*uint64(id) + 1
+	}
 	if env.params.jitter {
 		cfg.Rand = rand.New(rand.NewSource(int64(id))).Intn
 	} else {
@@ -284,6 +290,20 @@ func (env *Env) crash(nd *node) {
 		kept = append(kept, m)
 	}
 	env.msgs = kept
+}
+
+// loseState crashes nd if it runs and restarts it with empty storage as a
+// new incarnation; recovering says whether its host noticed the loss (a
+// damaged disk) or not (a replaced one, which looks new).
+func (env *Env) loseState(nd *node, recovering bool) error {
+	if nd.n != nil {
+		env.crash(nd)
+	}
+	nd.store = storage{}
+	nd.cfg.Incarnation++
+	nd.cfg.Recovering = recovering
+	env.printf("> %d lost its storage; incarnation %d, recovering %v\n", nd.id, nd.cfg.Incarnation, recovering)
+	return env.restart(nd)
 }
 
 // restart starts nd again from its storage.

@@ -3,6 +3,7 @@ package gpaxostest
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,7 +89,22 @@ func (env *Env) formatSnapshot(s *gpaxos.Snapshot) string {
 	return fmt.Sprintf("{Index:%v Voters:%s Data:%q}", s.Index, formatConfig(s.Voters), s.Data)
 }
 
-// formatConfig prints a configuration as its groups: (1,2,3)(4,5,6).
+// allZero reports whether f is a slice of numbers that are all zero (the
+// incarnations of servers that have none): printing them adds nothing.
+func allZero(f reflect.Value) bool {
+	if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Uint64 {
+		return false
+	}
+	for i := 0; i < f.Len(); i++ {
+		if f.Index(i).Uint() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// formatConfig prints a configuration as its groups, then the registered
+// incarnations: (1,2,3)(4,5,6) or (1,2,3){1:1001 2:1002}.
 func formatConfig(c quorum.Config) string {
 	var b strings.Builder
 	for _, g := range c.Groups {
@@ -100,6 +116,21 @@ func formatConfig(c quorum.Config) string {
 			b.WriteString(strconv.FormatUint(uint64(id), 10))
 		}
 		b.WriteByte(')')
+	}
+	if len(c.Incarnations) > 0 {
+		ids := make([]ID, 0, len(c.Incarnations))
+		for id := range c.Incarnations {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		b.WriteByte('{')
+		for i, id := range ids {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%d:%d", id, c.Incarnations[id])
+		}
+		b.WriteByte('}')
 	}
 	return b.String()
 }
@@ -120,7 +151,7 @@ func (env *Env) formatStruct(v reflect.Value) string {
 	t := v.Type()
 	for i := 0; i < v.NumField(); i++ {
 		f, name := v.Field(i), t.Field(i).Name
-		if !t.Field(i).IsExported() || f.IsZero() {
+		if !t.Field(i).IsExported() || f.IsZero() || allZero(f) {
 			continue
 		}
 		if f.Kind() == reflect.Bool {

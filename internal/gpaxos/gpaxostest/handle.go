@@ -115,6 +115,12 @@ func (env *Env) dispatch(cmd string, args []datadriven.CmdArg) error {
 		return nil
 	case "restart":
 		return env.handleRestart(a)
+	case "wipe", "lose-state":
+		ids, err := a.ids()
+		if err != nil || len(ids) != 1 || env.node(ids[0]) == nil {
+			return usagef("%s ID", cmd)
+		}
+		return env.loseState(env.node(ids[0]), cmd == "lose-state")
 	case "partition":
 		return env.handlePartition(a)
 	case "heal":
@@ -353,6 +359,9 @@ func (env *Env) handleAddNodes(a argList) error {
 		}
 	}
 	if p.jitter, err = a.bool("jitter", false); err != nil {
+		return err
+	}
+	if p.incarnations, err = a.bool("incarnations", false); err != nil {
 		return err
 	}
 	env.params, env.added = p, true
