@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -178,7 +179,7 @@ func TestWipedFollowerCannotUndoACommit(t *testing.T) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		for _, id := range []gpaxos.ID{f, x} {
-			if st := c.reps[id].Status(); st.Role == RoleLeader {
+			if st := c.rep(id).Status(); st.Role == RoleLeader {
 				t.Fatalf("server %d leads epoch %d without the write's holder", id, st.Epoch)
 			}
 		}
@@ -198,7 +199,7 @@ func (c *cluster) waitRegistered() {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		ok := true
-		for _, r := range c.reps {
+		for _, r := range c.all() {
 			if st := r.Status(); !st.Registered || st.Recovering {
 				ok = false
 			}
@@ -240,6 +241,63 @@ func (c *cluster) cut(id gpaxos.ID, cut bool) {
 	c.nw.mu.Unlock()
 }
 
-func (c *cluster) stop(id gpaxos.ID) { c.reps[id].Stop() }
+func (c *cluster) stop(id gpaxos.ID) { c.rep(id).Stop() }
 
 var _ = quorum.Config{}
+
+// TestLeaderChangeResendsExactlyOnce stops the leader while a follower has
+// proposals in flight: the follower resends what the old leader's epoch did
+// not commit, on a new stream, once the new leader's first entry commits.
+// Every proposal commits exactly once, in the order it was made, and none
+// is abandoned (the server's clients would have been disconnected).
+func TestLeaderChangeResendsExactlyOnce(t *testing.T) {
+	c := newCluster(t, grid(1, 3), gpaxos.StarTopology{})
+	l := c.leader()
+	var f *Replica
+	for id, r := range c.all() {
+		if id != l.cfg.ID {
+			f = r
+			break
+		}
+	}
+	c.proposeRetry(f, "warm")
+	const n = 300
+	var want []string
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf("p%03d", i)
+		want = append(want, body)
+		if err := f.Propose([]byte(body), nil); err != nil {
+			t.Fatal(err)
+		}
+		if i == n/3 {
+			c.stop(l.cfg.ID)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c.mu.Lock()
+		got := slices.Clone(c.got[f.cfg.ID])
+		aband := c.aband[f.cfg.ID]
+		c.mu.Unlock()
+		var mine []string
+		for _, s := range got {
+			if len(s) == 4 && s[0] == 'p' {
+				mine = append(mine, s)
+			}
+		}
+		if aband != 0 {
+			t.Fatalf("%d abandonments", aband)
+		}
+		if len(mine) >= n {
+			if !slices.Equal(mine, want) {
+				t.Fatalf("committed %d proposals, not each once in order: %v", len(mine), mine)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d proposals committed", len(mine), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -23,18 +23,18 @@ func (s *sequencer) reset(e gpaxos.Epoch) {
 	s.next = map[gpaxos.ID]streamPos{}
 }
 
-// admit reports whether a proposal with header h, from incarnation inc of
-// its origin, may be appended now. Another incarnation of the origin (a
-// server that came back with a new disk) counts its streams afresh.
-func (s *sequencer) admit(h proposalHeader, inc uint64) bool {
+// admit reports whether a proposal with header h may be appended now.
+// Another incarnation of the origin (a server that came back with a new
+// disk) counts its streams afresh.
+func (s *sequencer) admit(h proposalHeader) bool {
 	cur, ok := s.next[h.Origin]
-	if ok && cur.inc != inc {
+	if ok && cur.inc != h.Inc {
 		ok = false
 	}
 	switch {
 	case ok && h.Stream == cur.stream && h.Seq == cur.next:
 	case (!ok || h.Stream > cur.stream) && h.Seq == 1:
-		cur.inc, cur.stream = inc, h.Stream
+		cur.inc, cur.stream = h.Inc, h.Stream
 	default:
 		return false
 	}
