@@ -40,6 +40,9 @@ type Env struct {
 	// different sides are dropped when delivered. Absent means side 0.
 	side     map[ID]int
 	nextSide int
+	// cuts are links that drop messages both ways (cut), beside the sides:
+	// a server can be cut off from some servers and still reach others.
+	cuts map[link]bool
 
 	params params
 	added  bool
@@ -64,6 +67,16 @@ type params struct {
 	// incarnations gives every node an incarnation (1000·id + its
 	// generation), so that registration and lost state can be scripted.
 	incarnations bool
+}
+
+// link is a pair of servers, the lower id first.
+type link struct{ a, b ID }
+
+func linkOf(a, b ID) link {
+	if a > b {
+		a, b = b, a
+	}
+	return link{a, b}
 }
 
 // node is one server as its host sees it.
@@ -95,7 +108,7 @@ type app struct {
 
 // NewEnv returns an empty environment.
 func NewEnv() *Env {
-	return &Env{side: map[ID]int{}, confs: map[uint64]quorum.Config{},
+	return &Env{side: map[ID]int{}, cuts: map[link]bool{}, confs: map[uint64]quorum.Config{},
 		committed: map[gpaxos.Zxid]gpaxos.Entry{}, leaders: map[gpaxos.Epoch]ID{}}
 }
 
@@ -332,6 +345,9 @@ func (env *Env) restart(nd *node) error {
 func (env *Env) deliverable(m gpaxos.Message) (bool, string) {
 	if env.side[m.From] != env.side[m.To] {
 		return false, "partition"
+	}
+	if env.cuts[linkOf(m.From, m.To)] {
+		return false, "cut"
 	}
 	if nd := env.node(m.To); nd == nil || nd.n == nil {
 		return false, "receiver down"

@@ -33,7 +33,7 @@ import (
 //	deliver-msgs [IDs] [from=IDs] [type=T|(T,...)] [n=K] [drop=IDs]
 //	stabilize [IDs]
 //	crash ID / restart ID
-//	partition IDs / heal
+//	partition IDs / cut IDs with=IDs / heal
 //	status [IDs] / storage ID / msgs
 //	compact ID ZXID
 //	log-level none|info
@@ -123,8 +123,10 @@ func (env *Env) dispatch(cmd string, args []datadriven.CmdArg) error {
 		return env.loseState(env.node(ids[0]), cmd == "lose-state")
 	case "partition":
 		return env.handlePartition(a)
+	case "cut":
+		return env.handleCut(a)
 	case "heal":
-		env.side = map[ID]int{}
+		env.side, env.cuts = map[ID]int{}, map[link]bool{}
 		env.printf("healed\n")
 		return nil
 	case "status":
@@ -647,6 +649,34 @@ func (env *Env) handlePartition(a argList) error {
 		sides = append(sides, "("+strings.Join(g, ",")+")")
 	}
 	env.printf("partitioned %s\n", strings.Join(sides, " "))
+	return nil
+}
+
+// handleCut cuts the links between every server of IDs and every server
+// of with: messages across them are dropped on delivery, both ways.
+func (env *Env) handleCut(a argList) error {
+	ids, err := a.ids()
+	if err != nil {
+		return err
+	}
+	with, err := a.idVals("with")
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 || len(with) == 0 {
+		return usagef("cut IDs with=IDs")
+	}
+	var names []string
+	for _, x := range ids {
+		for _, y := range with {
+			if x == y {
+				continue
+			}
+			env.cuts[linkOf(x, y)] = true
+			names = append(names, fmt.Sprintf("%d-%d", x, y))
+		}
+	}
+	env.printf("cut %s\n", strings.Join(names, " "))
 	return nil
 }
 
