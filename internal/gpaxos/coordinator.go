@@ -175,7 +175,7 @@ func (n *Node) handleGroupElectAck(m Message) {
 		return
 	}
 	c.acks[m.From] = m
-	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := c.acks[id]; return ok }) {
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { a, ok := c.acks[id]; return ok && n.counts(id, a.Inc) }) {
 		return
 	}
 	n.gcCand = nil

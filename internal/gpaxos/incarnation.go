@@ -96,18 +96,18 @@ func (n *Node) maybeRequestRegistration() {
 	if n.lastRegister != 0 && n.tick-n.lastRegister < int64(n.cfg.ElectionTicks) {
 		return
 	}
-	n.lastRegister = n.tick
 	m := Message{Type: MsgRegister, Epoch: n.hs.Promised, Replaces: reg}
-	if n.gl != nil {
+	switch {
+	case n.gl != nil:
 		m.From, m.Inc = n.id, n.inc
 		n.handleRegister(m)
-		return
+	case n.hs.Leader == None || n.hs.Leader == n.id:
+		return // no leader to ask yet: ask as soon as there is one
+	default:
+		m.To = n.hs.Leader
+		n.send(m)
 	}
-	if n.hs.Leader == None || n.hs.Leader == n.id {
-		return
-	}
-	m.To = n.hs.Leader
-	n.send(m)
+	n.lastRegister = n.tick
 }
 
 // handleRegister files a server's request to be registered; the leader

@@ -235,7 +235,11 @@ func (n *Node) adoptHistoryAs(m Message) bool {
 func (n *Node) becomeLeader() {
 	c := n.glCand
 	n.glCand = nil
-	if n.hs.Promised > c.epoch {
+	if n.hs.Promised > c.epoch || !n.mayVote() {
+		// A newer epoch was promised; or the adopted history registers
+		// another incarnation of this server, whose own acknowledgments
+		// would then count for nothing: it leaves the role to a server
+		// whose votes count.
 		return
 	}
 	n.hs.Promised, n.hs.Leader, n.hs.Current = c.epoch, n.id, c.epoch
