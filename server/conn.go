@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/acl"
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -298,9 +299,7 @@ func (c *conn) handshake(frame []byte) string {
 	if req.SessionID == 0 {
 		return c.createSession(timeout)
 	}
-	s.treeMu.RLock()
-	si, ok := s.tree.Session(req.SessionID)
-	s.treeMu.RUnlock()
+	si, ok := c.lookupSession(req.SessionID)
 	if !ok || !bytes.Equal(si.Passwd, req.Passwd) || !s.sessions.touch(req.SessionID, time.Now()) {
 		return c.refuseExpired(req.SessionID)
 	}
@@ -319,6 +318,39 @@ func (c *conn) handshake(frame []byte) string {
 	c.sendRaw(&zkproto.ConnectResponse{TimeOut: int32(timeout / time.Millisecond), SessionID: req.SessionID,
 		Passwd: si.Passwd, HasReadOnly: !c.oldClient})
 	return ""
+}
+
+// lookupSession finds session id for a reconnecting client. A session this
+// server does not know may have been created through another server whose
+// entry it has not applied yet (the client's last zxid does not say: a
+// client whose only request was its handshake has seen none), so an
+// ensemble member orders a sync through the log first and looks again once
+// it has applied everything committed before the client reconnected:
+// SESSION_EXPIRED, which the client takes as final, is decided by the log,
+// not by how far behind this server is.
+func (c *conn) lookupSession(id int64) (datatree.SessionInfo, bool) {
+	s := c.s
+	s.treeMu.RLock()
+	si, ok := s.tree.Session(id)
+	s.treeMu.RUnlock()
+	if ok {
+		return si, true
+	}
+	if _, replicated := s.pipe.(*replicated); !replicated {
+		return si, false
+	}
+	synced := make(chan struct{})
+	if !s.pipe.submit(&proposal{sync: true, conn: c, applied: func(txn.Result, *txn.Entry) { close(synced) }}) {
+		return si, false
+	}
+	select {
+	case <-synced:
+	case <-c.done:
+		return si, false
+	}
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	return s.tree.Session(id)
 }
 
 // refuseExpired tells a client reconnecting to an expired or unknown

@@ -124,7 +124,23 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 		st := rp.rep.Status()
 		fmt.Fprintf(b, "Giraffe server: %d\nGiraffe group: %d\nGiraffe leader: %d\nGiraffe epoch: %d\nGiraffe commit: 0x%x\n",
 			st.ID, st.Group, st.Leader, st.Epoch, uint64(st.Commit))
+		fmt.Fprintf(b, "Giraffe incarnation: %016x\nGiraffe registration: %s\n", st.Incarnation, registration(st))
 	}
+}
+
+// registration says whether the ensemble counts this server's votes:
+// "registered" (its configuration names this incarnation), "pending" (no
+// incarnation is registered for it yet, so any counts) or "recovering"
+// (it lost durable state, or another incarnation is registered: it does
+// not vote until the leader registers this one).
+func registration(st replica.Status) string {
+	switch {
+	case st.Recovering:
+		return "recovering"
+	case st.Registered:
+		return "registered"
+	}
+	return "pending"
 }
 
 // modeAndRole returns the Mode ZooKeeper tools expect (standalone, leader

@@ -170,6 +170,9 @@ func (r *replicated) applyLoop() {
 		for i := range d.Entries {
 			r.apply(&d.Entries[i])
 		}
+		if len(d.Resent) > 0 {
+			r.resent(d.Resent)
+		}
 		if d.Abandoned != 0 {
 			r.abandon(d.Abandoned)
 		}
@@ -244,7 +247,7 @@ func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpa
 
 // complete answers this server's item for committed entry c.
 func (r *replicated) complete(c *replica.Committed, res txn.Result, e *txn.Entry) {
-	if c.Origin != r.s.cfg.ServerID {
+	if !c.Own {
 		return
 	}
 	r.mu.Lock()
@@ -262,6 +265,28 @@ func (r *replicated) complete(c *replica.Committed, res txn.Result, e *txn.Entry
 		it.pr.applied(res, e)
 	}
 	r.fireReady()
+}
+
+// resent files this server's items whose proposals moved to a new stream
+// (a leader change settled: replica.Resend) under their new numbers; their
+// requests are answered when those commit.
+func (r *replicated) resent(moves []replica.Resend) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := 0
+	for _, it := range r.pending {
+		if !it.ordered {
+			continue
+		}
+		for i < len(moves) && (moves[i].OldStream != it.stream || moves[i].OldSeq != it.seq) {
+			i++ // not waited for here (an internal proposal)
+		}
+		if i == len(moves) {
+			return
+		}
+		it.stream, it.seq = moves[i].NewStream, moves[i].NewSeq
+		i++
+	}
 }
 
 // abandon fails the items of streams older than stream: their entries may

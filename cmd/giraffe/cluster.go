@@ -151,13 +151,17 @@ func newClusterStatusCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tALIVE\tPID")
+			fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tALIVE\tPID")
 			for _, r := range rows {
 				color := "-"
 				if r.Color >= 0 {
 					color = strconv.Itoa(r.Color)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%v\t%d\n", r.ID, r.Address, color, r.Role, r.Mode, r.Zxid, r.Alive, r.PID)
+				votes := r.Registration
+				if votes == "" {
+					votes = "-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%v\t%d\n", r.ID, r.Address, color, r.Role, r.Mode, r.Zxid, votes, r.Alive, r.PID)
 			}
 			return tw.Flush()
 		},

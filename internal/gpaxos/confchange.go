@@ -43,6 +43,12 @@ const (
 	ConfAddServer ConfOp = iota + 1
 	// ConfRemoveServer removes Server from whatever group it votes in.
 	ConfRemoveServer
+	// ConfRegister makes Incarnation the incarnation that votes for Server
+	// (quorum.Config.Incarnations). Replacing a registered incarnation by
+	// another (a server that lost its durable state) is done only when
+	// Replaces names the registered one; until that entry commits, Server's
+	// votes count for nobody (see Node.counts).
+	ConfRegister
 )
 
 // ConfChange is one change of the voting configuration.
@@ -50,11 +56,16 @@ type ConfChange struct {
 	Op     ConfOp
 	Server ID
 	Group  int // ConfAddServer only
+	// Incarnation and Replaces: ConfRegister only.
+	Incarnation, Replaces uint64
 }
 
 func (cc ConfChange) String() string {
-	if cc.Op == ConfAddServer {
+	switch cc.Op {
+	case ConfAddServer:
 		return fmt.Sprintf("add server %d to group %d", cc.Server, cc.Group)
+	case ConfRegister:
+		return fmt.Sprintf("register incarnation %x of server %d (replacing %x)", cc.Incarnation, cc.Server, cc.Replaces)
 	}
 	return fmt.Sprintf("remove server %d", cc.Server)
 }
@@ -72,10 +83,7 @@ var (
 
 // ApplyConfChange returns c changed by cc, without modifying c.
 func ApplyConfChange(c quorum.Config, cc ConfChange) (quorum.Config, error) {
-	out := quorum.Config{Groups: make([][]quorum.ID, len(c.Groups))}
-	for g := range c.Groups {
-		out.Groups[g] = slices.Clone(c.Groups[g])
-	}
+	out := c.Clone()
 	switch cc.Op {
 	case ConfAddServer:
 		if cc.Server == None || c.GroupOf(cc.Server) >= 0 {
@@ -94,6 +102,19 @@ func ApplyConfChange(c quorum.Config, cc ConfChange) (quorum.Config, error) {
 			return c, fmt.Errorf("%w: server %d is the last of group %d", ErrBadConfChange, cc.Server, g)
 		}
 		out.Groups[g] = slices.DeleteFunc(out.Groups[g], func(id quorum.ID) bool { return id == cc.Server })
+		delete(out.Incarnations, cc.Server)
+	case ConfRegister:
+		if c.GroupOf(cc.Server) < 0 {
+			return c, fmt.Errorf("%w: server %d does not vote", ErrBadConfChange, cc.Server)
+		}
+		if cc.Incarnation == 0 || c.Incarnations[cc.Server] != cc.Replaces {
+			return c, fmt.Errorf("%w: server %d's registered incarnation is %x, not %x", ErrBadConfChange,
+				cc.Server, c.Incarnations[cc.Server], cc.Replaces)
+		}
+		if out.Incarnations == nil {
+			out.Incarnations = map[quorum.ID]uint64{}
+		}
+		out.Incarnations[cc.Server] = cc.Incarnation
 	default:
 		return c, fmt.Errorf("%w: unknown operation %d", ErrBadConfChange, cc.Op)
 	}
@@ -124,7 +145,9 @@ func DecodeConfEntry(b []byte) (quorum.Config, []byte, error) {
 	return c, b[k+int(n):], nil
 }
 
-// EncodeConfig encodes a configuration.
+// EncodeConfig encodes a configuration: the groups, then, when any server
+// is registered, the registrations in server order (a configuration without
+// registrations encodes as it did before registrations existed).
 func EncodeConfig(c quorum.Config) []byte {
 	b := binary.AppendUvarint(nil, uint64(len(c.Groups)))
 	for _, g := range c.Groups {
@@ -132,6 +155,19 @@ func EncodeConfig(c quorum.Config) []byte {
 		for _, id := range g {
 			b = binary.AppendUvarint(b, uint64(id))
 		}
+	}
+	if len(c.Incarnations) == 0 {
+		return b
+	}
+	ids := make([]quorum.ID, 0, len(c.Incarnations))
+	for id := range c.Incarnations {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.BigEndian.AppendUint64(b, c.Incarnations[id])
 	}
 	return b
 }
@@ -151,7 +187,10 @@ func DecodeConfig(b []byte) (quorum.Config, error) {
 	if !ok || ng > uint64(len(b))+1 {
 		return quorum.Config{}, bad
 	}
-	c := quorum.Config{Groups: make([][]quorum.ID, ng)}
+	var c quorum.Config
+	if ng > 0 {
+		c.Groups = make([][]quorum.ID, ng)
+	}
 	for g := range c.Groups {
 		k, ok := next()
 		if !ok || k > uint64(len(b)) {
@@ -164,6 +203,22 @@ func DecodeConfig(b []byte) (quorum.Config, error) {
 			}
 			c.Groups[g] = append(c.Groups[g], quorum.ID(id))
 		}
+	}
+	if len(b) == 0 {
+		return c, nil
+	}
+	k, ok := next()
+	if !ok || k == 0 || k > uint64(len(b)) {
+		return quorum.Config{}, bad
+	}
+	c.Incarnations = make(map[quorum.ID]uint64, k)
+	for range k {
+		id, ok := next()
+		if !ok || len(b) < 8 {
+			return quorum.Config{}, bad
+		}
+		c.Incarnations[quorum.ID(id)] = binary.BigEndian.Uint64(b)
+		b = b[8:]
 	}
 	if len(b) != 0 {
 		return quorum.Config{}, bad
@@ -207,6 +262,7 @@ func (n *Node) refreshConfig() {
 // setConfig switches to configuration c, set by the entry at z.
 func (n *Node) setConfig(c quorum.Config, z Zxid) {
 	n.voters, n.confZxid, n.confHash = c, z, ConfigHash(c)
+	n.reregistering = n.reregisteredIn(c, z)
 	if gl := n.gl; gl != nil {
 		// Group points above the commit were counted under the old
 		// configuration: they count again only when re-reported under the
@@ -242,16 +298,19 @@ func (n *Node) voting() bool { return n.voters.GroupOf(n.id) >= 0 }
 // it was started as a member of the ensemble's initial configuration (see
 // Config.Joining).
 func (n *Node) mayCampaign() bool {
-	return n.voting() && !(n.cfg.Joining && n.confZxid == 0 && n.log.snap.Index == 0)
+	return n.voting() && n.mayVote() && !(n.cfg.Joining && n.confZxid == 0 && n.log.snap.Index == 0)
 }
 
 // checkRemoved drops the roles of a server that a committed configuration
 // leaves out. Until the change commits, a leader or coordinator being
 // removed keeps its role, so that it can commit the change.
 func (n *Node) checkRemoved() {
-	if n.voting() || n.confZxid > n.hs.Commit {
+	if n.voting() && n.mayVote() || !n.voting() && n.confZxid > n.hs.Commit {
 		return
 	}
+	// A server whose votes stopped counting (its configuration registers
+	// another incarnation of it) holds no role: it could only act on
+	// promises and acknowledgments that count for nobody.
 	n.gl, n.glCand, n.gc, n.gcCand = nil, nil, nil, nil
 }
 

@@ -45,6 +45,21 @@ type Config struct {
 	// campaigns: if the change is never committed, nobody else uses
 	// Voters, and it must not lead under it.
 	Joining bool
+	// Incarnation identifies this life of the server's durable state
+	// (nonzero; a server that loses its disk comes back with another).
+	// Every message carries it, and a vote counts only for the incarnation
+	// the counter's configuration registers (quorum.Config.Incarnations).
+	// Zero is allowed where durable state cannot be lost (tests).
+	Incarnation uint64
+	// Recovering marks a server whose storage found that durable state may
+	// be missing (a lost hard state, a damaged record, a gap after a
+	// snapshot): it may have made promises and acknowledgments it no
+	// longer remembers. It learns, but promises, acknowledges and campaigns
+	// only once its configuration registers Incarnation, which the leader
+	// orders only after it asks (MsgRegister) and which counts its votes
+	// only once committed: by then its log holds everything committed
+	// before, so everything it may have acknowledged.
+	Recovering bool
 }
 
 func (c *Config) validate() error {

@@ -15,7 +15,8 @@ import (
 type coordinator struct {
 	ge       uint64
 	acked    map[ID]Zxid // per member: durably holds Current's history up to
-	ackEpoch Epoch       // the epoch acked refers to
+	ackInc   map[ID]uint64
+	ackEpoch Epoch // the epoch acked refers to
 	heard    map[ID]int64
 	reported Zxid // group index last reported to the leader
 	down     []ID
@@ -62,6 +63,74 @@ type promiseRound struct {
 	members []ID
 }
 
+// gcPreCandidate is a server asking its group whether it would elect it
+// (pre-vote): only with a majority's yes does it campaign, so a server cut
+// off from its group does not raise its group epoch while alone, and, back
+// among its group, does not unseat a coordinator the others still follow.
+type gcPreCandidate struct {
+	ge     uint64
+	start  int64
+	grants map[ID]bool
+}
+
+// preCampaignGC asks the group whether it would promise the next group
+// epoch to this server.
+func (n *Node) preCampaignGC() {
+	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
+	n.preGC = &gcPreCandidate{ge: ge, start: n.tick, grants: map[ID]bool{n.id: true}}
+	for _, id := range n.members() {
+		if id != n.id {
+			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge})
+		}
+	}
+	n.maybeWinPreVote()
+}
+
+// handleGroupPreElect says whether this member would promise m.GroupEpoch
+// to its sender: the sender is a member of its group, the epoch is newer
+// than its promise, and the member no longer hears its coordinator (or has
+// none, or the sender is that coordinator, reclaiming its role).
+func (n *Node) handleGroupPreElect(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	coord := n.hs.Coordinator
+	silent := n.gc == nil && n.tick-n.heardGC >= int64(n.cfg.ElectionTicks)
+	member := slices.Contains(n.members(), m.From)
+	grant := member && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
+	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
+	if !member && coord != m.From {
+		// The sender's configuration is not this one (it was removed, or
+		// lags): name the coordinator, which catches it up.
+		ack.Coord = coord
+	}
+	n.send(ack)
+}
+
+// handleGroupPreElectAck counts the group's answers to a pre-vote.
+func (n *Node) handleGroupPreElectAck(m Message) {
+	c := n.preGC
+	if m.Reject && m.Coord != None && m.Coord != n.id {
+		n.requestCatchup(MsgCatchupReq, m.Coord)
+	}
+	if c == nil || m.Reject || m.GroupEpoch != c.ge {
+		return
+	}
+	c.grants[m.From] = true
+	n.maybeWinPreVote()
+}
+
+// maybeWinPreVote campaigns once a majority of the group said it would
+// promise.
+func (n *Node) maybeWinPreVote() {
+	c := n.preGC
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { return c.grants[id] }) {
+		return
+	}
+	n.preGC = nil
+	n.campaignGC()
+}
+
 // campaignGC starts group-level recovery under a new group epoch.
 func (n *Node) campaignGC() {
 	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
@@ -80,7 +149,11 @@ func (n *Node) handleGroupElect(m Message) {
 	if m.Group != n.group {
 		return
 	}
-	if m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From) {
+	// A server the configuration does not put in this group (one removed
+	// that missed its removal) is refused: it would take the role from a
+	// coordinator of the configuration in force.
+	member := slices.Contains(n.members(), m.From)
+	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
 		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
 		n.followCoordinator(m.GroupEpoch, m.From)
 		n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch,
@@ -102,7 +175,7 @@ func (n *Node) handleGroupElectAck(m Message) {
 		return
 	}
 	c.acks[m.From] = m
-	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := c.acks[id]; return ok }) {
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { a, ok := c.acks[id]; return ok && n.counts(id, a.Inc) }) {
 		return
 	}
 	n.gcCand = nil
@@ -117,7 +190,7 @@ func (n *Node) becomeCoordinator(c *gcCandidate) {
 	if n.hs.GroupEpoch != c.ge || n.hs.Coordinator != n.id {
 		return
 	}
-	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick,
+	gc := &coordinator{ge: c.ge, acked: map[ID]Zxid{}, ackInc: map[ID]uint64{}, heard: map[ID]int64{}, heardGL: n.tick, lastSent: n.tick,
 		relayed: n.log.last(), electedUnder: n.confHash}
 	for _, id := range n.members() {
 		gc.heard[id] = n.tick
@@ -221,9 +294,12 @@ func (n *Node) handleAppend(m Message) {
 	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
 	case acceptOK:
 		n.relay(m.Prev, m.Entries)
-		n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
-		if len(m.Entries) == 0 {
-			// A heartbeat: answer so the leader knows this group is alive.
+		n.ack(n.id, gc.ge)
+		if len(m.Entries) == 0 && n.groupAlive() {
+			// A heartbeat: answer so the leader knows this group is alive
+			// (only while it is: a coordinator cut off from its members
+			// must not make their group count as heard, or a leader cut
+			// off with it would never step down).
 			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
 		}
 	case acceptCatchup:
@@ -248,7 +324,7 @@ func (n *Node) handleGSync(m Message) {
 		return
 	}
 	n.relay(n.log.last(), nil)
-	n.send(Message{Type: MsgGroupAck, To: n.id, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: n.log.last()})
+	n.ack(n.id, gc.ge)
 }
 
 // relay sends entries after prev down the group's tree with the commit
@@ -295,12 +371,22 @@ func (n *Node) handleGroupAck(m Message) {
 		return
 	}
 	if gc.ackEpoch != n.hs.Current {
-		gc.ackEpoch, gc.acked, gc.reported = n.hs.Current, map[ID]Zxid{}, 0
+		gc.ackEpoch, gc.acked, gc.ackInc, gc.reported = n.hs.Current, map[ID]Zxid{}, map[ID]uint64{}, 0
+	}
+	if gc.ackInc[m.From] != m.Inc {
+		// Another incarnation: what the old one acknowledged is not known
+		// to be held any more.
+		gc.acked[m.From], gc.ackInc[m.From] = 0, m.Inc
 	}
 	if m.Zxid > gc.acked[m.From] {
 		gc.acked[m.From] = m.Zxid
 	}
-	idx := Zxid(n.voters.GroupIndex(n.group, func(id ID) uint64 { return uint64(gc.acked[id]) }))
+	idx := Zxid(n.voters.GroupIndex(n.group, func(id ID) uint64 {
+		if !n.counts(id, gc.ackInc[id]) {
+			return 0
+		}
+		return uint64(gc.acked[id])
+	}))
 	if idx > gc.reported {
 		gc.reported = idx
 		n.send(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx, Conf: n.confHash})
@@ -374,14 +460,37 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	// `giraffe sim --seed 41 --nodes 9 --trees 3 --children 3 --max-batch 1`,
 	// a regression test in sim/regress_test.go). A long suffix is replaced by the snapshot and
 	// the entries after it, which the compaction interval bounds.
+	// The receiver truncates after base, so base must be a point both logs
+	// share: a zxid names one entry, so the sender must hold it. A commit
+	// point the sender's history does not contain (a receiver that came
+	// back with another history than it acknowledged) gets the snapshot.
 	ents, ok := n.log.after(base, 0)
-	if !ok || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {
+	if !ok || !n.log.contains(base) || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {
 		snap := n.log.snap
 		s.Snapshot = &snap
 		ents, _ = n.log.after(snap.Index, 0)
 	}
 	s.Entries = ents
 	return s, true
+}
+
+// groupAlive reports whether the coordinator has heard a majority of its
+// group (itself included) within an election timeout.
+func (n *Node) groupAlive() bool {
+	return n.tick-n.groupHeard() <= int64(n.cfg.ElectionTicks)
+}
+
+// groupHeard returns the last tick at which the coordinator had heard a
+// majority of its group (itself included, always heard): the majority-th
+// most recent of its members' last messages.
+func (n *Node) groupHeard() int64 {
+	gc := n.gc
+	return int64(n.voters.GroupIndex(n.group, func(id ID) uint64 {
+		if id == n.id {
+			return uint64(n.tick)
+		}
+		return uint64(max(gc.heard[id], 0))
+	}))
 }
 
 // tickCoordinator keeps the group alive: heartbeats down the tree, a down
@@ -427,7 +536,10 @@ func (n *Node) tickCoordinator() {
 	}
 	wait := el + rank*hb + int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
 	if n.tick-gc.heardGL > wait {
-		if n.mayCampaign() {
+		if n.mayCampaign() && n.groupAlive() {
+			// Only with its group: a coordinator cut off from it and from
+			// the leader would only raise its own promise, and unseat the
+			// leader when it comes back.
 			n.campaignGL()
 		} else if !n.voting() {
 			// A coordinator its newest configuration removes keeps its
@@ -456,6 +568,11 @@ func candidateOf(m Message) ID {
 // epoch to the group and gather a majority of promises.
 func (n *Node) handleNewGEpoch(m Message) {
 	cand := candidateOf(m)
+	if n.voters.GroupOf(cand) < 0 && len(m.Members) == 0 {
+		// A candidate that does not vote here and names no configuration
+		// of its own that it would count under: a removed server.
+		return
+	}
 	if m.Epoch <= n.hs.Promised && !(m.Epoch == n.hs.Promised && n.hs.Leader == cand) {
 		n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: n.hs.Promised, Group: n.group, Reject: true})
 		return
@@ -548,6 +665,9 @@ func (n *Node) handlePromiseReq(m Message) {
 		n.rejectStaleCoordinator(m.From)
 		return
 	}
+	if !n.mayVote() {
+		return // counts as down: its promise would count for nobody
+	}
 	if m.Epoch > n.hs.Promised {
 		n.hs.Promised, n.hs.Leader = m.Epoch, m.Leader
 	}
@@ -590,7 +710,8 @@ func (n *Node) handlePromise(m Message) {
 	// the promisers under its own configuration, which may need more of
 	// them than this coordinator's does.
 	r.promises[m.From] = m
-	if !n.voters.GroupMajority(n.group, func(id ID) bool { _, ok := r.promises[id]; return ok }) && !r.candidateMajority() {
+	counted := func(id ID) bool { p, ok := r.promises[id]; return ok && n.counts(id, p.Inc) }
+	if !n.voters.GroupMajority(n.group, counted) && !r.candidateMajority() {
 		return
 	}
 	var best Message
@@ -608,7 +729,8 @@ func (n *Node) handlePromise(m Message) {
 	slices.Sort(promisers)
 	r.done = true
 	r.ack = Message{Type: MsgGEpochAck, To: r.cand, Epoch: r.epoch, Group: n.group, GroupEpoch: gc.ge,
-		Current: best.Current, Zxid: best.Zxid, Holder: best.From, Promisers: promisers}
+		Current: best.Current, Zxid: best.Zxid, Holder: best.From, Promisers: promisers,
+		PromiserIncs: promiserIncs(promisers, r.promises)}
 	n.send(r.ack)
 }
 

@@ -16,6 +16,9 @@ type leader struct {
 	sentCommit Zxid
 	since      int64 // tick at which leadership began
 	lastProbe  int64 // tick of the last probe for unknown coordinators
+	// registrations are the servers' requests to register their
+	// incarnations, not yet ordered (incarnation.go).
+	registrations map[ID]Message
 }
 
 // glGroup is the leader's view of one group.
@@ -45,7 +48,7 @@ type glCandidate struct {
 // under the candidate's configuration.
 func (n *Node) groupPromised(c *glCandidate, g int) bool {
 	a, ok := c.acks[g]
-	return ok && n.voters.GroupMajority(g, func(id ID) bool { return slices.Contains(a.Promisers, id) })
+	return ok && n.voters.GroupMajority(g, func(id ID) bool { return n.promisedBy(a, id) })
 }
 
 // campaignGL starts discovery (gl.1.1): ask every known coordinator to
@@ -232,7 +235,11 @@ func (n *Node) adoptHistoryAs(m Message) bool {
 func (n *Node) becomeLeader() {
 	c := n.glCand
 	n.glCand = nil
-	if n.hs.Promised > c.epoch {
+	if n.hs.Promised > c.epoch || !n.mayVote() {
+		// A newer epoch was promised; or the adopted history registers
+		// another incarnation of this server, whose own acknowledgments
+		// would then count for nothing: it leaves the role to a server
+		// whose votes count.
 		return
 	}
 	n.hs.Promised, n.hs.Leader, n.hs.Current = c.epoch, n.id, c.epoch
@@ -429,8 +436,14 @@ func (n *Node) handleGCHello(m Message) {
 func (n *Node) tickLeader() {
 	gl := n.gl
 	hb, el := int64(n.cfg.HeartbeatTicks), int64(n.cfg.ElectionTicks)
+	n.maybeRegister()
 	if n.tick-gl.lastBeat >= hb {
 		n.broadcastAppend(n.log.last(), nil)
+	}
+	if n.gc != nil && n.group < len(gl.groups) {
+		// Its own group is heard through its own coordinator role: as
+		// recently as a majority of its members was.
+		gl.groups[n.group].heard = min(gl.groups[n.group].heard, n.groupHeard())
 	}
 	if n.tick-gl.since > 2*el {
 		alive := groupsHeard(n.voters, func(g int) bool { return n.tick-gl.groups[g].heard <= 2*el })

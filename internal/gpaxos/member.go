@@ -53,8 +53,7 @@ func (n *Node) handleGroupAppend(m Message) {
 	}
 	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
 	case acceptOK:
-		n.send(Message{Type: MsgGroupAck, To: m.Coord, Epoch: n.hs.Current, Group: n.group,
-			GroupEpoch: n.hs.GroupEpoch, Zxid: n.log.last()})
+		n.ack(m.Coord, n.hs.GroupEpoch)
 		if len(m.Entries) == 0 && m.Commit > n.log.last() {
 			// A heartbeat whose commit point is past this log: entries
 			// relayed earlier never arrived (the heartbeat names only what
@@ -119,9 +118,19 @@ func (n *Node) handleSync(m Message) {
 	}
 	n.followCoordinator(m.GroupEpoch, m.Coord)
 	if n.adoptHistory(m) {
-		n.send(Message{Type: MsgGroupAck, To: m.Coord, Epoch: n.hs.Current, Group: n.group,
-			GroupEpoch: n.hs.GroupEpoch, Zxid: n.log.last()})
+		n.ack(m.Coord, n.hs.GroupEpoch)
 	}
+}
+
+// ack acknowledges to the coordinator coord that the log durably holds
+// Current's history up to its last entry (ga.3.1; the Ready delivers it
+// only once durable). A server whose votes count for nobody does not
+// acknowledge (it counts as down until it is registered again).
+func (n *Node) ack(coord ID, ge uint64) {
+	if !n.mayVote() {
+		return
+	}
+	n.send(Message{Type: MsgGroupAck, To: coord, Epoch: n.hs.Current, Group: n.group, GroupEpoch: ge, Zxid: n.log.last()})
 }
 
 // adoptHistory makes the log follow m.Epoch's history as m describes it: the
@@ -194,6 +203,13 @@ func (n *Node) tickMember() {
 		}
 		return
 	}
+	if n.preGC != nil {
+		if n.tick-n.preGC.start > int64(n.cfg.ElectionTicks) {
+			n.preGC = nil // the group still hears its coordinator, or is out of reach
+			n.heardGC = n.tick
+		}
+		return
+	}
 	members := n.members()
 	coord := n.hs.Coordinator
 	d := distance(members, coord, n.id)
@@ -208,7 +224,7 @@ func (n *Node) tickMember() {
 	}
 	wait += int64(n.cfg.Rand(n.cfg.HeartbeatTicks))
 	if n.tick-n.heardGC > wait {
-		n.campaignGC()
+		n.preCampaignGC()
 	}
 }
 

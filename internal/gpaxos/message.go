@@ -56,11 +56,22 @@ const (
 	// MsgGSync: GL → GC, the answer to MsgGCHello: like MsgSync, after which
 	// the GC relays what it adopted to its group.
 	MsgGSync
+	// MsgRegister: any server → GL, "register my incarnation (Inc) as the
+	// one that votes for me; my configuration registers Replaces". The GL
+	// orders it as a ConfRegister change (Node.maybeRegister).
+	MsgRegister
+	// MsgGroupPreElect: a server that would campaign for coordinator asks
+	// its group whether it would promise GroupEpoch, without anyone
+	// promising anything (pre-vote).
+	MsgGroupPreElect
+	// MsgGroupPreElectAck answers MsgGroupPreElect; Reject when the member
+	// still hears its coordinator, or would refuse the candidate.
+	MsgGroupPreElectAck
 )
 
 var msgNames = [...]string{"?", "Prop", "Append", "GroupAppend", "GroupAck", "GAck", "CatchupReq",
 	"Sync", "GroupElect", "GroupElectAck", "GCHello", "NewGEpoch", "PromiseReq", "Promise",
-	"GEpochAck", "Fetch", "FetchResp", "GSync"}
+	"GEpochAck", "Fetch", "FetchResp", "GSync", "Register", "GroupPreElect", "GroupPreElectAck"}
 
 func (t MsgType) String() string {
 	if int(t) < len(msgNames) {
@@ -73,8 +84,12 @@ func (t MsgType) String() string {
 // zero. Every global-protocol message carries (Epoch, Group, GroupEpoch) so
 // that receivers can fence stale senders (DESIGN.md §3).
 type Message struct {
-	Type       MsgType
-	From, To   ID
+	Type     MsgType
+	From, To ID
+	// Inc is the sender's incarnation (Config.Incarnation): votes count
+	// only for the incarnation the counting server's configuration
+	// registers (quorum.Config.Counts).
+	Inc        uint64
 	Epoch      Epoch  // global epoch the message belongs to
 	Leader     ID     // the global leader of Epoch, when known
 	Coord      ID     // the coordinator of Group at GroupEpoch, when known
@@ -94,9 +109,14 @@ type Message struct {
 	// was counted under (ConfigHash); the leader counts it only under the
 	// same configuration.
 	Conf uint64
-	// Promisers: GEpochAck, the members whose promises it reports; the
-	// candidate counts their majority under its own configuration.
-	Promisers []ID
+	// Promisers: GEpochAck, the members whose promises it reports, and
+	// PromiserIncs their incarnations; the candidate counts their majority
+	// under its own configuration.
+	Promisers    []ID
+	PromiserIncs []uint64
+	// Replaces: MsgRegister, the incarnation the sender's configuration
+	// registers for it (0: none), which the change must replace.
+	Replaces uint64
 	// Members: NewGEpoch, the members of Group in the candidate's
 	// configuration; the coordinator asks them for promises too, so that
 	// a coordinator with an older configuration still reaches the members
@@ -107,7 +127,7 @@ type Message struct {
 // Size returns an estimate of the encoded size of m in bytes, used by the
 // simulator's cost model.
 func (m *Message) Size() int {
-	n := 64 + 8*len(m.Down) + 8*len(m.GCs) + 8*len(m.Promisers) + 8*len(m.Members)
+	n := 64 + 8*len(m.Down) + 8*len(m.GCs) + 16*len(m.Promisers) + 8*len(m.Members)
 	for _, e := range m.Entries {
 		n += 16 + len(e.Data)
 	}

@@ -24,6 +24,13 @@ type Node struct {
 	// voters in messages (ConfigHash).
 	confZxid Zxid
 	confHash uint64
+	// inc is this server's incarnation (Config.Incarnation); reregistering
+	// is the server whose incarnation the newest configuration entry
+	// replaces, whose votes count for nobody until that entry commits
+	// (incarnation.go).
+	inc           uint64
+	reregistering ID
+	lastRegister  int64 // tick of the last MsgRegister
 
 	hs      HardState
 	log     memLog
@@ -51,6 +58,7 @@ type Node struct {
 	gc     *coordinator
 	gl     *leader
 	gcCand *gcCandidate
+	preGC  *gcPreCandidate
 	glCand *glCandidate
 }
 
@@ -67,7 +75,7 @@ func RestartNode(cfg Config, hs HardState, snap *Snapshot, ents []Entry) (*Node,
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, id: cfg.ID, voters: cfg.Voters, hs: hs, savedHS: hs}
+	n := &Node{cfg: cfg, id: cfg.ID, voters: cfg.Voters, hs: hs, savedHS: hs, inc: cfg.Incarnation}
 	if snap != nil {
 		n.log.snap = *snap
 		if len(snap.Voters.Groups) > 0 {
@@ -105,6 +113,7 @@ func (n *Node) ID() ID { return n.id }
 func (n *Node) Tick() {
 	n.tick++
 	n.adoptConfigRoles()
+	n.maybeRequestRegistration()
 	switch {
 	case n.gl != nil:
 		n.tickLeader()
@@ -186,6 +195,12 @@ func (n *Node) Step(m Message) {
 		n.handleFetch(m)
 	case MsgFetchResp:
 		n.handleFetchResp(m)
+	case MsgRegister:
+		n.handleRegister(m)
+	case MsgGroupPreElect:
+		n.handleGroupPreElect(m)
+	case MsgGroupPreElectAck:
+		n.handleGroupPreElectAck(m)
 	}
 	n.maybeStepDown()
 }
@@ -213,7 +228,7 @@ func (n *Node) maybeStepDown() {
 // any other, so that they too leave only after the state they reflect is
 // durable.
 func (n *Node) send(m Message) {
-	m.From = n.id
+	m.From, m.Inc = n.id, n.inc
 	n.msgs = append(n.msgs, m)
 }
 
@@ -436,12 +451,20 @@ type Status struct {
 	// ConfHash names the configuration the node uses (ConfigHash);
 	// ElectedUnder, for a coordinator, the one its group chose it under.
 	ConfHash, ElectedUnder uint64
+	// Recovering: the node does not vote until its configuration registers
+	// its incarnation (see Config.Recovering). Registered: the
+	// configuration registers its incarnation by name.
+	Recovering, Registered bool
 }
 
 // Status returns the node's current status.
 func (n *Node) Status() Status {
 	st := Status{ID: n.id, Group: n.group, HardState: n.hs, Last: n.log.last(), SnapIndex: n.log.snap.Index,
-		Applied: n.applied, Leader: n.gl != nil, Coordinator: n.gc != nil, ConfHash: n.confHash}
+		Applied: n.applied, Leader: n.gl != nil, Coordinator: n.gc != nil, ConfHash: n.confHash,
+		Recovering: n.recovering()}
+	if reg, ok := n.voters.Incarnations[n.id]; ok && reg == n.inc {
+		st.Registered = true
+	}
 	if n.gc != nil {
 		st.ElectedUnder = n.gc.electedUnder
 	}

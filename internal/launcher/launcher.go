@@ -375,6 +375,9 @@ type Status struct {
 	Mode string `json:"mode,omitempty"`
 	// Leader is the global leader this server follows.
 	Leader members.ID `json:"leader,omitempty"`
+	// Registration is whether the ensemble counts the server's votes:
+	// registered, pending or recovering (srvr's "Giraffe registration").
+	Registration string `json:"registration,omitempty"`
 }
 
 // Status asks every server (four-letter word srvr) for its state. A
@@ -390,6 +393,7 @@ func (c *Cluster) Status() []Status {
 				st.Mode = kv["Mode"]
 				st.Color, _ = strconv.Atoi(kv["Giraffe group"])
 				st.Leader, _ = members.ParseID(kv["Giraffe leader"])
+				st.Registration = kv["Giraffe registration"]
 				if z, err := strconv.ParseInt(strings.TrimPrefix(kv["Zxid"], "0x"), 16, 64); err == nil {
 					st.Zxid = z
 				}

@@ -29,6 +29,35 @@ type ID uint64
 // group g. A server appears in at most one group. Empty groups weigh nothing.
 type Config struct {
 	Groups [][]ID // the voting servers of each group
+	// Incarnations names, for each registered server, the incarnation whose
+	// votes count for it: the identity of one life of the server's durable
+	// state. A server whose disk was wiped or damaged comes back as a new
+	// incarnation that remembers none of the promises and acknowledgments
+	// the old one made, so it must not vote in the old one's place. A
+	// server absent from the map is not registered yet and any incarnation
+	// votes for it.
+	Incarnations map[ID]uint64
+}
+
+// Counts reports whether a vote of server id's incarnation inc counts in c.
+func (c Config) Counts(id ID, inc uint64) bool {
+	reg, ok := c.Incarnations[id]
+	return !ok || reg == inc
+}
+
+// Clone returns a deep copy of c.
+func (c Config) Clone() Config {
+	out := Config{Groups: make([][]ID, len(c.Groups))}
+	for g := range c.Groups {
+		out.Groups[g] = slices.Clone(c.Groups[g])
+	}
+	if len(c.Incarnations) > 0 {
+		out.Incarnations = make(map[ID]uint64, len(c.Incarnations))
+		for id, inc := range c.Incarnations {
+			out.Incarnations[id] = inc
+		}
+	}
+	return out
 }
 
 // Total returns the number of voting servers, the sum of all group sizes.

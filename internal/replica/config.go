@@ -36,8 +36,10 @@ type Config struct {
 	HeartbeatTicks, ElectionTicks int
 	// MaxBatch bounds the entries of one append; zero means 1024.
 	MaxBatch int
-	// ProposalTimeout is how long a proposal may stay uncommitted before its
-	// stream is abandoned; zero means 2 election timeouts.
+	// ProposalTimeout bounds how long proposals in flight wait for a
+	// leader change to settle before they are abandoned, and the interval
+	// between resends of a proposal that does not commit (streams.go);
+	// zero means 10 election timeouts.
 	ProposalTimeout time.Duration
 	// NoSync skips fsync (tests and benchmarks only; see wal.Options).
 	NoSync bool
@@ -82,7 +84,7 @@ func (c *Config) fill() error {
 		c.MaxBatch = 1024
 	}
 	if c.ProposalTimeout <= 0 {
-		c.ProposalTimeout = 2 * time.Duration(c.ElectionTicks) * c.Tick
+		c.ProposalTimeout = 10 * time.Duration(c.ElectionTicks) * c.Tick
 	}
 	if c.SnapRetain <= 0 {
 		c.SnapRetain = 3

@@ -20,9 +20,12 @@ type Committed struct {
 	Zxid gpaxos.Zxid
 	// Noop marks a leader's no-op: it takes a zxid and changes nothing.
 	Noop bool
-	// Origin, Stream and Seq identify the proposal (see Propose).
+	// Origin, Stream and Seq identify the proposal (see Propose); Own
+	// says that this server's present incarnation proposed it (another
+	// incarnation's streams may reuse the numbers).
 	Origin      gpaxos.ID
 	Stream, Seq uint64
+	Own         bool
 	// Body is what the origin passed to Propose.
 	Body []byte
 	// Conf, on a configuration entry, is the configuration it set and the
@@ -43,11 +46,16 @@ type Delivery struct {
 	Snapshot *gpaxos.Snapshot
 	// Entries are committed; apply them in order.
 	Entries []Committed
+	// Resent, after Entries, lists this server's proposals that moved to a
+	// new stream, in order (streams.go): the application files them under
+	// their new numbers, which their Committed entries will carry.
+	Resent []Resend
 	// Abandoned, when non-zero, is this server's new stream: proposals it
-	// made on older streams will not be answered in order (a new leader, or
-	// one of them was lost). The application fails the requests waiting
-	// for them; those proposals may still commit later, and are then
-	// applied like anyone else's.
+	// made on older streams will not be answered in order (a snapshot
+	// installed while they were in flight, or a leader change that did not
+	// settle in time). The application fails the requests waiting for
+	// them; those proposals may still commit later, and are then applied
+	// like anyone else's.
 	Abandoned uint64
 }
 
@@ -80,23 +88,15 @@ type Replica struct {
 	queued chan struct{} // signals a non-empty queue
 
 	// Owned by the run loop.
-	inflight   []inflight
-	waiting    [][]byte // proposals made while no leader was known
+	streams    streams
 	seqr       sequencer
 	leaderSeen leaderKey
 	local      []gpaxos.Message
-	// pendingAbandon is a new stream the application has not been told of.
-	pendingAbandon uint64
 
 	// Deliveries waiting for the application (see deliver).
 	outMu   sync.Mutex
 	out     []Delivery
 	outWake chan struct{}
-}
-
-type inflight struct {
-	stream, seq uint64
-	at          time.Time
 }
 
 type leaderKey struct {
@@ -127,7 +127,7 @@ func Open(cfg Config) (*Replica, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters)
+	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters, cfg.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,7 @@ func Open(cfg Config) (*Replica, error) {
 		ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,
 		HeartbeatTicks: cfg.HeartbeatTicks, ElectionTicks: cfg.ElectionTicks,
 		MaxBatch: cfg.MaxBatch, Rand: rng.Intn, Joining: cfg.Joining,
+		Incarnation: st.id.Incarnation, Recovering: st.id.Recovering,
 	}, rec.hs, rec.snap, rec.entries)
 	if err != nil {
 		st.close()
@@ -153,10 +154,12 @@ func Open(cfg Config) (*Replica, error) {
 		stopC:    make(chan struct{}),
 		doneC:    make(chan struct{}),
 		// Streams only grow across restarts too: the leader admits a
-		// stream newer than the one it knows, and time is a cheap source
-		// of a number larger than any this server used before.
-		stream: uint64(time.Now().UnixNano()),
+		// stream newer than the one it knows of this incarnation, and the
+		// count of starts, durable before anything is proposed, makes
+		// every start's streams larger than the last's.
+		stream: st.id.Boots << 32,
 	}
+	r.streams.resendEvery = r.resendBase()
 	if cfg.OnConfig != nil {
 		for _, e := range rec.entries {
 			if e.Type == gpaxos.EntryConfChange {
@@ -166,7 +169,8 @@ func Open(cfg Config) (*Replica, error) {
 			}
 		}
 	}
-	cfg.Logger.Info("replica recovered", "id", cfg.ID, "promised", rec.hs.Promised, "current", rec.hs.Current,
+	cfg.Logger.Info("replica recovered", "id", cfg.ID, "incarnation", fmt.Sprintf("%016x", st.id.Incarnation),
+		"recovering", st.id.Recovering, "promised", rec.hs.Promised, "current", rec.hs.Current,
 		"entries", len(rec.entries), "snapshot", rec.snap != nil)
 	r.publishStatus()
 	return r, nil
@@ -217,7 +221,7 @@ func (r *Replica) Propose(body []byte, onAssign func(stream, seq uint64)) error 
 	if onAssign != nil {
 		onAssign(r.stream, r.seq)
 	}
-	data := proposalHeader{Origin: r.cfg.ID, Stream: r.stream, Seq: r.seq}.append(make([]byte, 0, headerLen+len(body)))
+	data := proposalHeader{Origin: r.cfg.ID, Inc: r.st.id.Incarnation, Stream: r.stream, Seq: r.seq}.append(make([]byte, 0, headerLen+len(body)))
 	r.queue = append(r.queue, append(data, body...))
 	select {
 	case r.queued <- struct{}{}:
@@ -333,7 +337,7 @@ func (r *Replica) step(m gpaxos.Message) {
 		kept := m.Entries[:0:0]
 		for _, e := range m.Entries {
 			h, _, err := parseHeader(e.Data)
-			if err == nil && h.Origin == m.From && r.seqr.admit(h) {
+			if err == nil && h.Origin == m.From && h.Inc == m.Inc && r.seqr.admit(h) {
 				kept = append(kept, e)
 			}
 		}
@@ -349,101 +353,13 @@ func (r *Replica) step(m gpaxos.Message) {
 func (r *Replica) tick() {
 	r.node.Tick()
 	r.watchLeader()
-	if len(r.waiting) > 0 {
-		w := r.waiting
-		r.waiting = nil
-		r.sendBatch(w)
-	}
-	if len(r.inflight) > 0 && time.Since(r.inflight[0].at) > r.cfg.ProposalTimeout {
-		r.abandon("proposal not committed in time")
-	}
-}
-
-// takeQueued moves what Propose queued into the protocol.
-func (r *Replica) takeQueued() {
-	r.seqMu.Lock()
-	q := r.queue
-	r.queue = nil
-	cur := r.stream
-	r.seqMu.Unlock()
-	batch := q[:0]
-	for _, data := range q {
-		// Proposals of a stream abandoned since they were made are
-		// dropped: the application fails them.
-		if h, _, _ := parseHeader(data); h.Stream == cur {
-			r.inflight = append(r.inflight, inflight{stream: h.Stream, seq: h.Seq, at: time.Now()})
-			batch = append(batch, data)
-		}
-	}
-	if len(r.waiting) > 0 {
-		r.waiting = append(r.waiting, batch...) // keep the order
-		return
-	}
-	r.sendBatch(batch)
-}
-
-// sendBatch hands proposals to the protocol: the leader appends them; any
-// other server forwards them to the leader in one message (one message per
-// proposal would flood the transport's queues under load and lose some);
-// with no leader known they wait.
-func (r *Replica) sendBatch(batch [][]byte) {
-	if len(batch) == 0 {
-		return
-	}
-	st := r.node.Status()
-	if st.Leader {
-		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
-			r.seqr.reset(st.HardState.Promised)
-		}
-		for _, data := range batch {
-			if h, _, _ := parseHeader(data); r.seqr.admit(h) {
-				r.node.Propose(data)
-			}
-		}
-		return
-	}
-	leader := st.HardState.Leader
-	if leader == gpaxos.None || leader == r.cfg.ID {
-		r.waiting = append(r.waiting, batch...)
-		return
-	}
-	ents := make([]gpaxos.Entry, len(batch))
-	for i, data := range batch {
-		ents[i] = gpaxos.Entry{Type: gpaxos.EntryNormal, Data: data}
-	}
-	r.cfg.Transport.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: r.cfg.ID, To: leader, Entries: ents})
-}
-
-// watchLeader starts a new stream when the leader changes: the new leader
-// does not know where the old stream stood.
-func (r *Replica) watchLeader() {
-	hs := r.node.Status().HardState
-	k := leaderKey{epoch: hs.Promised, leader: hs.Leader}
-	if k == r.leaderSeen {
-		return
-	}
-	r.leaderSeen = k
-	r.abandon(fmt.Sprintf("leader is now %d (epoch %d)", k.leader, k.epoch))
-}
-
-// abandon starts a new stream and tells the application.
-func (r *Replica) abandon(why string) {
-	r.seqMu.Lock()
-	r.stream++
-	r.seq = 0
-	s := r.stream
-	r.seqMu.Unlock()
-	if len(r.inflight) > 0 || len(r.waiting) > 0 {
-		r.cfg.Logger.Info("abandoning proposals", "count", len(r.inflight), "why", why)
-	}
-	r.inflight, r.waiting = nil, nil
-	r.pendingAbandon = s
+	r.tickStreams()
 }
 
 // handleReady persists, sends and delivers until the node is quiet.
 func (r *Replica) handleReady() error {
 	for {
-		if !r.node.HasReady() && len(r.local) == 0 && r.pendingAbandon == 0 {
+		if !r.node.HasReady() && len(r.local) == 0 && r.streams.pendingAbandon == 0 {
 			return nil
 		}
 		if !r.node.HasReady() {
@@ -452,9 +368,9 @@ func (r *Replica) handleReady() error {
 			for _, m := range local {
 				r.step(m)
 			}
-			if r.pendingAbandon != 0 && !r.node.HasReady() {
-				d := Delivery{Abandoned: r.pendingAbandon}
-				r.pendingAbandon = 0
+			if r.streams.pendingAbandon != 0 && !r.node.HasReady() {
+				d := Delivery{Abandoned: r.streams.pendingAbandon}
+				r.streams.pendingAbandon = 0
 				if !r.deliver(d) {
 					return nil
 				}
@@ -486,19 +402,44 @@ func (r *Replica) handleReady() error {
 				r.cfg.Transport.Send(m)
 			}
 		}
-		d := Delivery{Snapshot: rd.Snapshot, Abandoned: r.pendingAbandon}
-		r.pendingAbandon = 0
+		if rd.Snapshot != nil && len(r.streams.inflight) > 0 {
+			r.abandon("a snapshot was installed while proposals were in flight")
+		}
+		d := Delivery{Snapshot: rd.Snapshot}
 		for _, e := range rd.CommittedEntries {
 			d.Entries = append(d.Entries, r.committed(e))
 		}
+		d.Resent, r.streams.pendingResent = r.streams.pendingResent, nil
+		d.Abandoned, r.streams.pendingAbandon = r.streams.pendingAbandon, 0
 		r.node.Advance()
 		r.publishStatus()
-		if d.Snapshot != nil || len(d.Entries) > 0 || d.Abandoned != 0 {
+		if err := r.maybeRecovered(); err != nil {
+			return err
+		}
+		if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || d.Abandoned != 0 {
 			if !r.deliver(d) {
 				return nil
 			}
 		}
 	}
+}
+
+// maybeRecovered clears the identity's recovering mark once the node votes
+// again: its configuration registers this incarnation, so a restart needs
+// no mark to know it.
+func (r *Replica) maybeRecovered() error {
+	if !r.st.id.Recovering || r.Status().Recovering {
+		return nil
+	}
+	id := r.st.id
+	id.Recovering = false
+	if err := writeIdentity(r.st.idPath(), id); err != nil {
+		return err
+	}
+	r.st.id = id
+	r.cfg.Logger.Info("replica registered again: it votes from now on", "id", r.cfg.ID,
+		"incarnation", fmt.Sprintf("%016x", id.Incarnation))
+	return nil
 }
 
 // committed converts one committed entry and retires this server's own
@@ -511,19 +452,18 @@ func (r *Replica) committed(e gpaxos.Entry) Committed {
 		}
 	}
 	if c.Noop {
+		r.ownCommitted(e.Zxid, proposalHeader{}, false)
 		return c
 	}
 	h, body, err := parseHeader(e.Data)
 	if err != nil {
 		c.Noop = true
+		r.ownCommitted(e.Zxid, proposalHeader{}, false)
 		return c
 	}
 	c.Origin, c.Stream, c.Seq, c.Body = h.Origin, h.Stream, h.Seq, body
-	if h.Origin == r.cfg.ID {
-		for len(r.inflight) > 0 && r.inflight[0].stream == h.Stream && r.inflight[0].seq <= h.Seq {
-			r.inflight = r.inflight[1:]
-		}
-	}
+	c.Own = h.Origin == r.cfg.ID && h.Inc == r.st.id.Incarnation
+	r.ownCommitted(e.Zxid, h, c.Own)
 	return c
 }
 

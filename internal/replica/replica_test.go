@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -62,15 +63,21 @@ func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *clust
 	c := &cluster{t: t, nw: &memNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}, cut: map[gpaxos.ID]bool{}},
 		voters: voters, dirs: map[gpaxos.ID]string{}, reps: map[gpaxos.ID]*Replica{}, got: map[gpaxos.ID][]string{},
 		aband: map[gpaxos.ID]int{}}
+	// Every mailbox exists before any replica runs: the running ones read
+	// the map.
 	for _, g := range voters.Groups {
 		for _, id := range g {
 			c.dirs[id] = t.TempDir()
 			c.nw.boxes[id] = make(chan gpaxos.Message, 10000)
+		}
+	}
+	for _, g := range voters.Groups {
+		for _, id := range g {
 			c.start(id, topo)
 		}
 	}
 	t.Cleanup(func() {
-		for _, r := range c.reps {
+		for _, r := range c.all() {
 			r.Stop()
 		}
 	})
@@ -107,6 +114,20 @@ func (c *cluster) start(id gpaxos.ID, topo gpaxos.Topology) {
 	}()
 }
 
+// all returns the replicas (the map changes when one restarts).
+func (c *cluster) all() map[gpaxos.ID]*Replica {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.reps)
+}
+
+// rep returns replica id.
+func (c *cluster) rep(id gpaxos.ID) *Replica {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reps[id]
+}
+
 // waitAll waits until every running replica delivered want.
 func (c *cluster) waitAll(want []string, skip gpaxos.ID) {
 	c.t.Helper()
@@ -133,7 +154,7 @@ func (c *cluster) waitAll(want []string, skip gpaxos.ID) {
 func (c *cluster) leader() *Replica {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, r := range c.reps {
+		for _, r := range c.all() {
 			if r.Status().Role == RoleLeader {
 				return r
 			}
@@ -193,15 +214,16 @@ func TestReplicasAgreeAndKeepClientOrder(t *testing.T) {
 			c := newCluster(t, tc.voters, tc.topo)
 			c.leader()
 			var want []string
-			for id := range c.reps {
-				c.proposeRetry(c.reps[id], fmt.Sprintf("first-%d", id))
+			for id := range c.all() {
+				c.proposeRetry(c.rep(id), fmt.Sprintf("first-%d", id))
 			}
+			lid := c.leader().cfg.ID
 			c.mu.Lock()
-			want = slices.Clone(c.got[c.leader().cfg.ID])
+			want = slices.Clone(c.got[lid])
 			c.mu.Unlock()
 			// Pipelined: every origin proposes 50 entries without waiting;
 			// each origin's entries must commit in its order.
-			for id, r := range c.reps {
+			for id, r := range c.all() {
 				for i := 0; i < 50; i++ {
 					if err := r.Propose([]byte(fmt.Sprintf("p-%d-%03d", id, i)), nil); err != nil {
 						t.Fatal(err)
@@ -209,8 +231,9 @@ func TestReplicasAgreeAndKeepClientOrder(t *testing.T) {
 				}
 			}
 			time.Sleep(500 * time.Millisecond)
+			lid = c.leader().cfg.ID
 			c.mu.Lock()
-			ref := slices.Clone(c.got[c.leader().cfg.ID])
+			ref := slices.Clone(c.got[lid])
 			c.mu.Unlock()
 			if !slices.Equal(ref[:len(want)], want) {
 				t.Fatalf("prefix changed")
@@ -240,18 +263,18 @@ func TestReplicaRestartRecovers(t *testing.T) {
 	c.waitAll(want, 0)
 	// Restart a follower from its directory: it delivers the same history.
 	var f gpaxos.ID
-	for id := range c.reps {
+	for id := range c.all() {
 		if id != l.cfg.ID {
 			f = id
 			break
 		}
 	}
-	c.reps[f].Stop()
+	c.rep(f).Stop()
 	c.start(f, gpaxos.StarTopology{})
 	c.waitAll(want, 0)
 	// Restart the leader: a new one is elected and the history survives.
 	lid := c.leader().cfg.ID
-	c.reps[lid].Stop()
+	c.rep(lid).Stop()
 	c.start(lid, gpaxos.StarTopology{})
 	c.proposeRetry(c.leader(), "after")
 	c.waitAll(append(want, "after"), 0)

@@ -13,7 +13,7 @@ type sequencer struct {
 }
 
 type streamPos struct {
-	stream, next uint64
+	inc, stream, next uint64
 }
 
 // reset empties the table for a new leader epoch: streams forwarded to an
@@ -24,12 +24,17 @@ func (s *sequencer) reset(e gpaxos.Epoch) {
 }
 
 // admit reports whether a proposal with header h may be appended now.
+// Another incarnation of the origin (a server that came back with a new
+// disk) counts its streams afresh.
 func (s *sequencer) admit(h proposalHeader) bool {
 	cur, ok := s.next[h.Origin]
+	if ok && cur.inc != h.Inc {
+		ok = false
+	}
 	switch {
 	case ok && h.Stream == cur.stream && h.Seq == cur.next:
 	case (!ok || h.Stream > cur.stream) && h.Seq == 1:
-		cur.stream = h.Stream
+		cur.inc, cur.stream = h.Inc, h.Stream
 	default:
 		return false
 	}

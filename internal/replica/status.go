@@ -24,6 +24,14 @@ type Status struct {
 	Last      gpaxos.Zxid // last entry in the log
 	Commit    gpaxos.Zxid
 	Applied   gpaxos.Zxid // last entry handed to the application
+	// Incarnation identifies this life of the server's durable state;
+	// Recovering says that it does not vote until the ensemble registers
+	// it (a server that found its durable state damaged, or came back with
+	// another disk).
+	Incarnation uint64
+	Recovering  bool
+	// Registered: the configuration registers this incarnation by name.
+	Registered bool
 }
 
 // Status returns the replica's latest status.
@@ -33,7 +41,8 @@ func (r *Replica) publishStatus() {
 	st := r.node.Status()
 	s := Status{ID: st.ID, Group: st.Group, Role: RoleAcceptor, Leader: st.HardState.Leader,
 		Epoch: st.HardState.Current, HardState: st.HardState, Last: st.Last, Commit: st.HardState.Commit,
-		Applied: st.Applied}
+		Applied: st.Applied, Incarnation: r.st.id.Incarnation, Recovering: st.Recovering,
+		Registered: st.Registered}
 	switch {
 	case st.Leader:
 		s.Role = RoleLeader

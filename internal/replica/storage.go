@@ -20,16 +20,24 @@ import (
 
 // storage is the durable state of one replica in its data directory:
 //
+//	identity    who the directory is (identity.go), written first
 //	log/        the accepted entries (package wal; record zxid = entry zxid,
 //	            payload = entry type byte + data)
 //	snapshots/  application snapshots (package snap; named by their index)
-//	hardstate   the node's HardState, replaced atomically
+//	hardstate   the node's HardState and the log's base, replaced atomically
+//	clean       present only while the replica is stopped after a clean stop
+//	lost-*/     state found damaged at some start, set aside for inspection
 type storage struct {
 	dir    string
 	log    *wal.Log
 	noSync bool
 	logger *slog.Logger
 	saved  gpaxos.HardState
+	// base is the index of the newest snapshot installed from another
+	// server: the log holds nothing of this history before it, so no
+	// older snapshot may stand in for it after a crash.
+	base gpaxos.Zxid
+	id   identity
 	// onSync, if set, hears of every fsync of the log (Config.OnSync).
 	onSync func(entries int, took time.Duration)
 }
@@ -39,27 +47,109 @@ type recovered struct {
 	hs      gpaxos.HardState
 	snap    *gpaxos.Snapshot
 	entries []gpaxos.Entry
+	// lost, when not empty, says why the durable state was found damaged
+	// and set aside: the replica starts empty, as a new incarnation that
+	// must be registered before it votes.
+	lost string
 }
 
-func (s *storage) snapDir() string { return filepath.Join(s.dir, "snapshots") }
-func (s *storage) hsPath() string  { return filepath.Join(s.dir, "hardstate") }
+func (s *storage) snapDir() string   { return filepath.Join(s.dir, "snapshots") }
+func (s *storage) logDir() string    { return filepath.Join(s.dir, "log") }
+func (s *storage) hsPath() string    { return filepath.Join(s.dir, "hardstate") }
+func (s *storage) idPath() string    { return filepath.Join(s.dir, "identity") }
+func (s *storage) cleanPath() string { return filepath.Join(s.dir, "clean") }
 
-// openStorage opens (creating when new) the storage in dir and reads what it
-// holds. voters is the configuration recorded with snapshots (the ensemble's
-// static configuration).
-func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Config) (*storage, recovered, error) {
+// openStorage opens (creating when new) the storage of server in dir and
+// reads what it holds. voters is the configuration recorded with snapshots
+// written before snapshots recorded their own.
+//
+// It checks that the state is what this replica promised others it is,
+// and when it is not (a hard state missing beside a log, a record damaged
+// at rest at the end of the log, a tail cut after a clean stop, a snapshot
+// older than the log's base) it sets the state aside and starts empty as a
+// new incarnation in recovery (gpaxos.Config.Recovering): it may have
+// acknowledged entries and made promises that are gone.
+func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Config, server gpaxos.ID) (*storage, recovered, error) {
 	s := &storage{dir: dir, noSync: noSync, logger: logger}
-	var rec recovered
-	for _, d := range []string{dir, s.snapDir(), filepath.Join(dir, "log")} {
+	for _, d := range []string{dir, s.snapDir(), s.logDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, rec, err
+			return nil, recovered{}, err
 		}
 	}
-	hs, err := readHardState(s.hsPath())
+	clean, err := s.takeCleanMarker()
+	if err != nil {
+		return nil, recovered{}, err
+	}
+	id, found, err := readIdentity(s.idPath())
+	lost := ""
+	if err != nil {
+		lost = fmt.Sprintf("identity unreadable: %v", err)
+	} else if found && id.Server != uint64(server) {
+		return nil, recovered{}, fmt.Errorf("%s belongs to server %d, not %d", dir, id.Server, server)
+	}
+	rec, hsFound, err := s.load(voters)
+	var damaged *damagedError
+	if errors.As(err, &damaged) {
+		if lost == "" {
+			lost = damaged.Error()
+		}
+		hsFound, err = true, nil
+	}
 	if err != nil {
 		return nil, rec, err
 	}
-	rec.hs, s.saved = hs, hs
+	cut := s.log.Cut()
+	switch {
+	case lost != "":
+	case !hsFound && (found || len(rec.entries) > 0 || rec.snap != nil):
+		lost = "the hard state is missing"
+	case cut.Damaged:
+		lost = fmt.Sprintf("a record after %#x was damaged at rest (%s)", cut.AfterZxid, cut.Reason)
+	case clean && cut.Bytes > 0:
+		lost = fmt.Sprintf("the log lost %d bytes after %#x although the replica stopped cleanly (%s)", cut.Bytes, cut.AfterZxid, cut.Reason)
+	case s.base != 0 && (rec.snap == nil || rec.snap.Index < s.base):
+		lost = fmt.Sprintf("the snapshot at %v, which the log starts after, is unreadable", s.base)
+	}
+	if !found || lost != "" {
+		id = identity{Server: uint64(server), Incarnation: newIncarnation()}
+	}
+	if lost != "" {
+		if err := s.setAside(lost); err != nil {
+			return nil, recovered{}, err
+		}
+		id.Recovering = true
+		if rec, _, err = s.load(voters); err != nil {
+			return nil, rec, err
+		}
+		rec.lost = lost
+	}
+	id.Boots++
+	s.id = id
+	if err := writeIdentity(s.idPath(), id); err != nil {
+		s.log.Close()
+		return nil, rec, err
+	}
+	if !hsFound || lost != "" {
+		// A hard state exists from the first start on, so that a missing
+		// one always means a lost one.
+		if err := s.writeHardState(rec.hs); err != nil {
+			s.log.Close()
+			return nil, rec, err
+		}
+	}
+	return s, rec, nil
+}
+
+// load reads the hard state, the newest snapshot and the log after it. A
+// damaged hard state is returned as a *damagedError after the rest is
+// loaded (the log is then open), so that the caller can set it all aside.
+func (s *storage) load(voters quorum.Config) (rec recovered, hsFound bool, err error) {
+	hs, base, hsFound, hsErr := readHardState(s.hsPath())
+	var damaged *damagedError
+	if hsErr != nil && !errors.As(hsErr, &damaged) {
+		return rec, false, hsErr
+	}
+	rec.hs, s.saved, s.base = hs, hs, base
 	idx, found, err := snap.LoadNewest(s.snapDir(), func(z int64, r io.Reader) error {
 		data, err := io.ReadAll(r)
 		if err != nil {
@@ -74,13 +164,17 @@ func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Con
 		}
 		rec.snap = &gpaxos.Snapshot{Index: gpaxos.Zxid(z), Voters: v, Data: body}
 		return nil
-	}, snap.WithLogger(logger))
-	if err != nil {
-		return nil, rec, fmt.Errorf("loading snapshot: %w", err)
+	}, snap.WithLogger(s.logger))
+	var snapErr error
+	if errors.Is(err, snap.ErrNoValidSnapshot) {
+		// Every snapshot is damaged: the state they hold is lost here.
+		snapErr, rec.snap, found = &damagedError{err.Error()}, nil, false
+	} else if err != nil {
+		return rec, false, fmt.Errorf("loading snapshot: %w", err)
 	}
-	lg, err := wal.Open(filepath.Join(dir, "log"), wal.Options{Logger: logger, NoSync: noSync})
+	lg, err := wal.Open(s.logDir(), wal.Options{Logger: s.logger, NoSync: s.noSync})
 	if err != nil {
-		return nil, rec, fmt.Errorf("opening log: %w", err)
+		return rec, false, fmt.Errorf("opening log: %w", err)
 	}
 	s.log = lg
 	from := int64(0)
@@ -95,17 +189,72 @@ func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Con
 			Data: bytes.Clone(payload[1:])})
 		return nil
 	})
+	if snapErr != nil {
+		rec.entries = nil
+		return rec, hsFound, snapErr
+	}
+	if errors.Is(err, wal.ErrPurged) {
+		// No readable snapshot reaches the start of the log: the newest
+		// ones are damaged and the older ones purged with the log they
+		// needed.
+		rec.entries = nil
+		return rec, hsFound, &damagedError{fmt.Sprintf("no readable snapshot reaches the start of the log (%v)", err)}
+	}
 	if err != nil {
 		lg.Close()
-		return nil, rec, fmt.Errorf("replaying log: %w", err)
+		return rec, false, fmt.Errorf("replaying log: %w", err)
 	}
-	return s, rec, nil
+	return rec, hsFound, hsErr
+}
+
+// setAside moves the log, the snapshots and the hard state into a lost-*
+// directory, which nothing reads again, and logs why.
+func (s *storage) setAside(why string) error {
+	if err := s.log.Close(); err != nil {
+		return err
+	}
+	aside := filepath.Join(s.dir, "lost-"+time.Now().UTC().Format("20060102T150405.000000000"))
+	if err := os.Mkdir(aside, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{"log", "snapshots", "hardstate"} {
+		err := os.Rename(filepath.Join(s.dir, name), filepath.Join(aside, name))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	for _, d := range []string{s.snapDir(), s.logDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	s.logger.Error("replica: durable state is not what this server may have promised; set aside, starting empty as a new incarnation that votes only once the ensemble registers it",
+		"why", why, "set_aside", aside)
+	return nil
+}
+
+// takeCleanMarker reports whether the replica stopped cleanly last time,
+// and removes the marker durably before anything else is written, so that
+// a crash from now on does not look clean.
+func (s *storage) takeCleanMarker() (bool, error) {
+	err := os.Remove(s.cleanPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, syncDir(s.dir)
 }
 
 // persist makes rd's state durable: snapshot, truncation, entries, then
 // the hard state, with one fsync of the log. Messages in rd may leave once
 // it returns nil.
 func (s *storage) persist(rd *gpaxos.Ready) error {
+	based := false
 	if rd.Snapshot != nil {
 		sn := rd.Snapshot
 		if _, err := snap.Save(s.snapDir(), int64(sn.Index), func(w io.Writer) error {
@@ -120,6 +269,7 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 				return err
 			}
 		}
+		s.base, based = sn.Index, true
 	}
 	if rd.TruncateAfter != nil {
 		if err := s.log.TruncateAfter(int64(*rd.TruncateAfter)); err != nil {
@@ -142,11 +292,14 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 			s.onSync(len(rd.Entries), time.Since(start))
 		}
 	}
-	if rd.HardState != nil && !sameVotes(*rd.HardState, s.saved) {
-		if err := writeHardState(s.hsPath(), *rd.HardState, s.noSync); err != nil {
+	hs := s.saved
+	if rd.HardState != nil {
+		hs = *rd.HardState
+	}
+	if based || !sameVotes(hs, s.saved) {
+		if err := s.writeHardState(hs); err != nil {
 			return err
 		}
-		s.saved = *rd.HardState
 	}
 	return nil
 }
@@ -172,15 +325,35 @@ func (s *storage) saveSnapshot(index gpaxos.Zxid, voters quorum.Config, data []b
 	return snap.Purge(s.snapDir(), filepath.Join(s.dir, "log"), retain, snap.WithLogger(s.logger))
 }
 
-func (s *storage) close() error { return s.log.Close() }
+// close closes the log and marks the stop clean: the next open then knows
+// that every record in the log was complete, so a damaged one was damaged
+// at rest.
+func (s *storage) close() error {
+	if err := s.log.Close(); err != nil {
+		return err
+	}
+	return writeFileAtomic(s.cleanPath(), nil, s.noSync)
+}
 
-// The hardstate file: magic, version, the fields, CRC-32C of everything
-// before it.
-const hsMagic = "GHS1"
+// writeHardState makes hs and the log's base durable.
+func (s *storage) writeHardState(hs gpaxos.HardState) error {
+	if err := writeFileAtomic(s.hsPath(), encodeHardState(hs, s.base), s.noSync); err != nil {
+		return err
+	}
+	s.saved = hs
+	return nil
+}
+
+// The hardstate file: magic, the fields, the log's base (hsMagic only),
+// CRC-32C of everything before it. Files with hsMagicV1 have no base.
+const (
+	hsMagic   = "GHS2"
+	hsMagicV1 = "GHS1"
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func encodeHardState(hs gpaxos.HardState) []byte {
+func encodeHardState(hs gpaxos.HardState, base gpaxos.Zxid) []byte {
 	b := []byte(hsMagic)
 	b = binary.BigEndian.AppendUint32(b, uint32(hs.Promised))
 	b = binary.BigEndian.AppendUint64(b, uint64(hs.Leader))
@@ -188,79 +361,60 @@ func encodeHardState(hs gpaxos.HardState) []byte {
 	b = binary.BigEndian.AppendUint64(b, hs.GroupEpoch)
 	b = binary.BigEndian.AppendUint64(b, uint64(hs.Coordinator))
 	b = binary.BigEndian.AppendUint64(b, uint64(hs.Commit))
+	b = binary.BigEndian.AppendUint64(b, uint64(base))
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
-const hsLen = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4
+const (
+	hsLenV1 = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4
+	hsLen   = hsLenV1 + 8
+)
 
-func decodeHardState(b []byte) (gpaxos.HardState, error) {
-	if len(b) != hsLen || string(b[:4]) != hsMagic {
-		return gpaxos.HardState{}, errors.New("not a hardstate file")
+func decodeHardState(b []byte) (gpaxos.HardState, gpaxos.Zxid, error) {
+	n := len(b)
+	if !(n == hsLen && string(b[:4]) == hsMagic || n == hsLenV1 && string(b[:4]) == hsMagicV1) {
+		return gpaxos.HardState{}, 0, errors.New("not a hardstate file")
 	}
-	if crc32.Checksum(b[:hsLen-4], castagnoli) != binary.BigEndian.Uint32(b[hsLen-4:]) {
-		return gpaxos.HardState{}, errors.New("checksum mismatch")
+	if crc32.Checksum(b[:n-4], castagnoli) != binary.BigEndian.Uint32(b[n-4:]) {
+		return gpaxos.HardState{}, 0, errors.New("checksum mismatch")
 	}
-	return gpaxos.HardState{
+	hs := gpaxos.HardState{
 		Promised:    gpaxos.Epoch(binary.BigEndian.Uint32(b[4:])),
 		Leader:      gpaxos.ID(binary.BigEndian.Uint64(b[8:])),
 		Current:     gpaxos.Epoch(binary.BigEndian.Uint32(b[16:])),
 		GroupEpoch:  binary.BigEndian.Uint64(b[20:]),
 		Coordinator: gpaxos.ID(binary.BigEndian.Uint64(b[28:])),
 		Commit:      gpaxos.Zxid(binary.BigEndian.Uint64(b[36:])),
-	}, nil
+	}
+	var base gpaxos.Zxid
+	if n == hsLen {
+		base = gpaxos.Zxid(binary.BigEndian.Uint64(b[44:]))
+	}
+	return hs, base, nil
 }
 
-// readHardState reads path; a missing file is a fresh server. A damaged
-// file is an error: a promise this acceptor made must never be forgotten.
-func readHardState(path string) (gpaxos.HardState, error) {
+// readHardState reads path; found is false when there is none. A damaged
+// file is a *damagedError: a file written atomically is never torn, so its
+// promises are lost, not half-written.
+func readHardState(path string) (hs gpaxos.HardState, base gpaxos.Zxid, found bool, err error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return gpaxos.HardState{}, nil
+		return gpaxos.HardState{}, 0, false, nil
 	}
 	if err != nil {
-		return gpaxos.HardState{}, err
+		return gpaxos.HardState{}, 0, false, err
 	}
-	hs, err := decodeHardState(b)
+	hs, base, err = decodeHardState(b)
 	if err != nil {
-		return gpaxos.HardState{}, fmt.Errorf("%s: %w", path, err)
+		return gpaxos.HardState{}, 0, false, &damagedError{fmt.Sprintf("the hard state is damaged (%s: %v)", path, err)}
 	}
-	return hs, nil
+	return hs, base, true, nil
 }
 
-// writeHardState replaces path atomically: a temporary file, fsynced, then
-// renamed over it, then the directory fsynced.
-func writeHardState(path string, hs gpaxos.HardState, noSync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(encodeHardState(hs)); err != nil {
-		f.Close()
-		return err
-	}
-	if !noSync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if noSync {
-		return nil
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// damagedError is a durable file that exists but cannot be read.
+type damagedError struct{ what string }
+
+func (e *damagedError) Error() string { return e.what }
 
 // A snapshot file holds the configuration in effect at its index, then the
 // application's data: snapVotersMagic, a uvarint length, the encoded

@@ -13,13 +13,13 @@ import (
 // CodecVersion is the first byte of every encoded message. A receiver
 // rejects other versions rather than guess at their layout; a change of
 // layout bumps it.
-const CodecVersion byte = 2
+const CodecVersion byte = 3
 
 // lastMsgType is the highest message type Decode accepts. Types beyond it
 // are rejected so that a garbled type byte is caught at the edge instead of
 // inside the node; adding a gpaxos message type means raising this (a test
 // fails until then).
-const lastMsgType = gpaxos.MsgGSync
+const lastMsgType = gpaxos.MsgGroupPreElectAck
 
 // Decoding errors. Every error Decode returns wraps ErrMalformed.
 var (
@@ -44,15 +44,14 @@ func EncodedSize(m *gpaxos.Message) int {
 	n += uvarintLen(uint64(m.Current)) + uvarintLen(uint64(m.Holder))
 	n++ // snapshot presence
 	if s := m.Snapshot; s != nil {
-		n += uvarintLen(uint64(s.Index)) + uvarintLen(uint64(len(s.Voters.Groups)))
-		for _, g := range s.Voters.Groups {
-			n += idsLen(g)
-		}
+		n += uvarintLen(uint64(s.Index)) + bytesLen(gpaxos.EncodeConfig(s.Voters))
 		n += bytesLen(s.Data)
 	}
 	n += idsLen(m.Down) + idsLen(m.GCs)
 	n++ // reject
 	n += 8 + idsLen(m.Promisers)
+	n += 8 + 8 + uvarintLen(uint64(len(m.PromiserIncs))) + 8*len(m.PromiserIncs)
+	n += idsLen(m.Members)
 	return n
 }
 
@@ -87,10 +86,7 @@ func AppendEncode(b []byte, m *gpaxos.Message) []byte {
 	if s := m.Snapshot; s != nil {
 		b = append(b, 1)
 		b = binary.AppendUvarint(b, uint64(s.Index))
-		b = binary.AppendUvarint(b, uint64(len(s.Voters.Groups)))
-		for _, g := range s.Voters.Groups {
-			b = appendIDs(b, g)
-		}
+		b = appendBytes(b, gpaxos.EncodeConfig(s.Voters))
 		b = appendBytes(b, s.Data)
 	} else {
 		b = append(b, 0)
@@ -104,6 +100,13 @@ func AppendEncode(b []byte, m *gpaxos.Message) []byte {
 	}
 	b = binary.LittleEndian.AppendUint64(b, m.Conf)
 	b = appendIDs(b, m.Promisers)
+	b = binary.LittleEndian.AppendUint64(b, m.Inc)
+	b = binary.LittleEndian.AppendUint64(b, m.Replaces)
+	b = binary.AppendUvarint(b, uint64(len(m.PromiserIncs)))
+	for _, inc := range m.PromiserIncs {
+		b = binary.LittleEndian.AppendUint64(b, inc)
+	}
+	b = appendIDs(b, m.Members)
 	return b
 }
 
@@ -149,12 +152,12 @@ func Decode(b []byte) (gpaxos.Message, error) {
 	m.Holder = quorum.ID(d.uvarint())
 	if d.bool("snapshot flag") {
 		s := &gpaxos.Snapshot{Index: gpaxos.Zxid(d.uvarint())}
-		// Every group takes at least its 1-byte length.
-		if n := d.count(1, "groups"); n > 0 {
-			s.Voters.Groups = make([][]quorum.ID, n)
-			for i := range s.Voters.Groups {
-				s.Voters.Groups[i] = d.ids("group members")
+		if cb := d.bytes(); d.err == nil {
+			v, err := gpaxos.DecodeConfig(cb)
+			if err != nil {
+				d.fail(fmt.Errorf("%w: snapshot configuration: %v", ErrMalformed, err))
 			}
+			s.Voters = v
 		}
 		s.Data = d.bytes()
 		m.Snapshot = s
@@ -164,6 +167,15 @@ func Decode(b []byte) (gpaxos.Message, error) {
 	m.Reject = d.bool("reject")
 	m.Conf = d.uint64()
 	m.Promisers = d.ids("promisers")
+	m.Inc = d.uint64()
+	m.Replaces = d.uint64()
+	if n := d.count(8, "promiser incarnations"); n > 0 {
+		m.PromiserIncs = make([]uint64, n)
+		for i := range m.PromiserIncs {
+			m.PromiserIncs[i] = d.uint64()
+		}
+	}
+	m.Members = d.ids("members")
 	if d.err != nil {
 		return gpaxos.Message{}, d.err
 	}

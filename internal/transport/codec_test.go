@@ -58,6 +58,15 @@ func randMessage(r *rand.Rand) gpaxos.Message {
 		Reject:     r.IntN(2) == 1,
 		Conf:       r.Uint64(),
 		Promisers:  ids(),
+		Inc:        r.Uint64(),
+		Replaces:   u64(),
+		Members:    ids(),
+	}
+	if n := r.IntN(4); n > 0 {
+		m.PromiserIncs = make([]uint64, n)
+		for i := range m.PromiserIncs {
+			m.PromiserIncs[i] = r.Uint64()
+		}
 	}
 	if n := r.IntN(5); n > 0 {
 		m.Entries = make([]gpaxos.Entry, n)
@@ -71,6 +80,9 @@ func randMessage(r *rand.Rand) gpaxos.Message {
 			s.Voters.Groups = make([][]quorum.ID, n)
 			for i := range s.Voters.Groups {
 				s.Voters.Groups[i] = ids()
+			}
+			if r.IntN(2) == 0 {
+				s.Voters.Incarnations = map[quorum.ID]uint64{quorum.ID(u64()): r.Uint64()}
 			}
 		}
 		m.Snapshot = s

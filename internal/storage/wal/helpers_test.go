@@ -245,7 +245,7 @@ func wantTornWarning(t testing.TB, r *logRecorder, file string, off int64) {
 	t.Helper()
 	var found []logEntry
 	for _, w := range r.warnings() {
-		if strings.Contains(w.msg, "torn tail") {
+		if strings.Contains(w.msg, "torn tail") || strings.Contains(w.msg, "damaged record") {
 			found = append(found, w)
 		}
 	}

@@ -64,7 +64,29 @@ type Log struct {
 	// dirty is true when bytes were appended since the last fsync started.
 	dirty    bool
 	lastZxid int64
+	// cut is what Open cut off the newest segment, if anything.
+	cut TailCut
 }
+
+// TailCut describes the torn tail Open cut off the log.
+type TailCut struct {
+	// Bytes dropped from the end of the newest segment; zero when nothing
+	// was cut.
+	Bytes int64
+	// AfterZxid is the last record kept.
+	AfterZxid int64
+	// Reason says what was wrong.
+	Reason string
+	// Damaged: the first record cut was whole, with bytes that changed
+	// after they were written (a bit flip at rest, not an interrupted
+	// write), so it may have been synced and acknowledged. The log cannot
+	// tell which; its user, which may have promised that record to others,
+	// must treat it as lost acknowledged state.
+	Damaged bool
+}
+
+// Cut returns what Open cut off the log (Bytes is zero when nothing).
+func (l *Log) Cut() TailCut { return l.cut }
 
 // Open opens the log in dir, creating the directory if needed, and
 // recovers it: it validates every segment, cuts a torn tail off the newest
@@ -158,9 +180,16 @@ func (l *Log) recover() error {
 // cutTornTail truncates the newest segment after its last valid record and
 // makes the truncation durable.
 func (l *Log) cutTornTail(info *segmentInfo) error {
-	l.logger.Warn("wal: cutting torn tail of the log (a write interrupted by a crash, never acknowledged)",
-		"file", info.path, "offset", info.end, "bytes_dropped", info.size-info.end,
-		"reason", info.tornReason, "last_zxid", formatZxid(info.lastZxid))
+	l.cut = TailCut{Bytes: info.size - info.end, AfterZxid: info.lastZxid, Reason: info.tornReason, Damaged: info.damaged}
+	if info.damaged {
+		l.logger.Error("wal: cutting a damaged record off the end of the log (whole, with a bad checksum: it may have been acknowledged)",
+			"file", info.path, "offset", info.end, "bytes_dropped", info.size-info.end,
+			"reason", info.tornReason, "last_zxid", formatZxid(info.lastZxid))
+	} else {
+		l.logger.Warn("wal: cutting torn tail of the log (a write interrupted by a crash, never acknowledged)",
+			"file", info.path, "offset", info.end, "bytes_dropped", info.size-info.end,
+			"reason", info.tornReason, "last_zxid", formatZxid(info.lastZxid))
+	}
 	f, err := os.OpenFile(info.path, os.O_WRONLY, 0)
 	if err != nil {
 		return err

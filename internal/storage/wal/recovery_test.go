@@ -364,3 +364,41 @@ func TestUnwrittenSector(t *testing.T) {
 		wantCorrupt(t, err, cpFile, start, "follows")
 	})
 }
+
+// TestCutTellsDamageFromInterruption checks what Cut reports about a cut
+// tail: a record whose write was interrupted (short, or ending in zeros)
+// was never acknowledged; a whole record with a flipped bit may have been.
+func TestCutTellsDamageFromInterruption(t *testing.T) {
+	cases := []struct {
+		name    string
+		damage  func(b []byte, off int64) []byte
+		damaged bool
+	}{
+		{"short payload", func(b []byte, off int64) []byte { return b[:len(b)-3] }, false},
+		{"short header", func(b []byte, off int64) []byte { return b[:off+5] }, false},
+		{"zero-filled", func(b []byte, off int64) []byte {
+			clear(b[off:])
+			return b
+		}, false},
+		{"bit flip in the payload", func(b []byte, off int64) []byte {
+			b[len(b)-2] ^= 0x10
+			return b
+		}, true},
+		{"bit flip in the header", func(b []byte, off int64) []byte {
+			b[off+9] ^= 0x01
+			return b
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, recs, file, off := pristine(t, 3, false)
+			rewrite(t, file, func(b []byte) []byte { return c.damage(b, off) })
+			l, _ := openT(t, dir, Options{NoSync: true})
+			defer closeT(t, l)
+			cut := l.Cut()
+			if cut.Bytes == 0 || cut.AfterZxid != recs[1].zxid || cut.Damaged != c.damaged {
+				t.Fatalf("Cut() = %+v, want bytes > 0 after %#x, damaged %v", cut, recs[1].zxid, c.damaged)
+			}
+		})
+	}
+}

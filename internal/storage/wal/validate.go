@@ -21,6 +21,10 @@ type segmentInfo struct {
 	size int64
 	// tornReason says why the tail is torn when size > end.
 	tornReason string
+	// damaged: the torn tail is a whole record whose bytes changed after
+	// it was written, not what an interrupted write leaves (see
+	// TailCut.Damaged).
+	damaged bool
 }
 
 // validateSegment reads every record of seg, checking checksums and zxid
@@ -58,6 +62,9 @@ func validateSegment(seg segmentFile, newest bool) (segmentInfo, error) {
 				return segmentInfo{}, err
 			}
 			info.tornReason = reason
+			if info.damaged, err = wholeRecordDamaged(f, bad, info.size); err != nil {
+				return segmentInfo{}, err
+			}
 			return info, nil
 		}
 		if err != nil {
@@ -127,6 +134,38 @@ func classifyBadRecord(f *os.File, path string, bad *badRecord, size int64, newe
 			bad.reason, sector, zxid, off), nil
 	}
 	return "", corrupt(path, bad.off, "%s, but a valid record (zxid %#x) follows at offset %d", bad.reason, zxid, off)
+}
+
+// wholeRecordDamaged reports whether the bad record at the end of the
+// file is all there, with bytes that changed after they were written: its
+// header (and, when the header holds, its payload) lies inside the file,
+// and no part of it that starts or ends at a sector boundary is zero. An
+// interrupted write leaves the record short or some of its sectors unwritten
+// (zero); a record that is whole and still fails its checksum was damaged at
+// rest, and may have been acknowledged.
+func wholeRecordDamaged(f io.ReaderAt, bad *badRecord, size int64) (bool, error) {
+	end := bad.next
+	if end < 0 {
+		end = bad.off + recordHeaderSize
+	}
+	if end > size {
+		return false, nil // short: the write did not finish
+	}
+	if zero, err := allZero(f, bad.off, end); err != nil || zero {
+		return false, err // never written
+	}
+	for s := (bad.off/sectorBytes + 1) * sectorBytes; s < end; s += sectorBytes {
+		for _, r := range [][2]int64{{max(bad.off, s-sectorBytes), s}, {s, min(end, s+sectorBytes)}} {
+			zero, err := allZero(f, r[0], r[1])
+			if err != nil {
+				return false, err
+			}
+			if zero {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 // unwrittenSector returns the offset of a sector-aligned run of

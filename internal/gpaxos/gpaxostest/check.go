@@ -1,0 +1,69 @@
+package gpaxostest
+
+import (
+	"fmt"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// The checks below run after every Ready and every round of deliveries, so
+// that a script fails on a broken invariant even when its transcript is
+// rewritten: a transcript records what happened, the checks say it was
+// allowed. They are the simulator's invariants (docs/protocol.md §8) that
+// one host can see.
+
+// violation records a broken invariant; Handle prints it and fails the test.
+func (env *Env) violation(format string, args ...any) {
+	env.errs = append(env.errs, fmt.Sprintf(format, args...))
+}
+
+// check verifies the invariants of every live node's current state: Current
+// never passes Promised, the commit point never passes the log, and at most
+// one server leads an epoch.
+func (env *Env) check() {
+	for _, nd := range env.live() {
+		st := nd.n.Status()
+		hs := st.HardState
+		if hs.Current > hs.Promised {
+			env.violation("node %d: Current %d > Promised %d", nd.id, hs.Current, hs.Promised)
+		}
+		if hs.Commit > st.Last {
+			env.violation("node %d: Commit %v > last %v", nd.id, hs.Commit, st.Last)
+		}
+		if st.Leader {
+			if l, ok := env.leaders[hs.Promised]; ok && l != nd.id {
+				env.violation("epoch %d led by %d and %d", hs.Promised, l, nd.id)
+			}
+			env.leaders[hs.Promised] = nd.id
+		}
+	}
+}
+
+// checkHardState verifies that durable epochs never go back.
+func (env *Env) checkHardState(id ID, old, hs gpaxos.HardState) {
+	if hs.Promised < old.Promised {
+		env.violation("node %d: durable Promised went back from %d to %d", id, old.Promised, hs.Promised)
+	}
+	if hs.Current < old.Current {
+		env.violation("node %d: durable Current went back from %d to %d", id, old.Current, hs.Current)
+	}
+	if hs.GroupEpoch < old.GroupEpoch {
+		env.violation("node %d: durable GroupEpoch went back from %d to %d", id, old.GroupEpoch, hs.GroupEpoch)
+	}
+}
+
+// checkApply verifies agreement: a node applies entries in increasing zxid
+// order, and every node applies the same entry at a zxid.
+func (env *Env) checkApply(nd *node, e gpaxos.Entry) {
+	if e.Zxid <= nd.app.applied {
+		env.violation("node %d: applied %v after %v", nd.id, e.Zxid, nd.app.applied)
+	}
+	if c, ok := env.committed[e.Zxid]; ok {
+		if c.Type != e.Type || string(c.Data) != string(e.Data) {
+			env.violation("node %d: applied %s at %v, another node applied %s", nd.id,
+				env.formatEntry(e), e.Zxid, env.formatEntry(c))
+		}
+		return
+	}
+	env.committed[e.Zxid] = e
+}

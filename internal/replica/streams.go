@@ -1,0 +1,274 @@
+package replica
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// This file is the origin's side of proposal streams: how this server's
+// proposals reach the leader exactly once and in the order Propose was
+// called, across lost messages, slow disks and leader changes.
+//
+// Each proposal carries (origin, stream, seq). The leader's sequencer
+// (sequencer.go) appends a stream's proposals only in sequence, without
+// gaps, and drops what it already appended. So the origin may resend any
+// suffix of what it sent, with the same numbers, and the leader's log
+// holds each proposal once:
+//   - A proposal not committed within the resend interval is resent with
+//     every later one in flight (a message was lost, or the leader is
+//     slow); the interval doubles while nothing commits, so an overloaded
+//     leader is not flooded.
+//   - A new leader's sequencer starts empty, and proposals sent to an
+//     earlier leader may or may not be in its history. The origin sends
+//     nothing until it applies an entry of an epoch newer than any it sent
+//     under: every entry of older epochs that will ever commit precedes
+//     that one, so whatever of its own it has not seen committed by then
+//     never will be. It then resends those, and everything proposed
+//     meanwhile, on a new stream, and tells the application their new
+//     numbers (Delivery.Resent). Clients of this server see nothing of the
+//     leader change but a delay.
+//   - A snapshot installed while proposals are in flight may hold some of
+//     them, which the origin cannot tell: it abandons them (a new stream;
+//     the application fails their requests, Delivery.Abandoned), as it does
+//     when a leader change takes longer than the proposal timeout.
+
+// inflight is one of this server's proposals that it has not seen
+// committed, in Propose order.
+type inflight struct {
+	stream, seq uint64
+	data        []byte // the whole proposal, header included
+	sent        bool
+	at          time.Time // when it was last sent
+}
+
+// Resend is a proposal that moved to a new stream: the application files
+// it under the new numbers from now on.
+type Resend struct {
+	OldStream, OldSeq, NewStream, NewSeq uint64
+}
+
+// streams is the run loop's state for this server's proposals.
+type streams struct {
+	inflight []inflight
+	// sentEpoch is the newest leader epoch a proposal in flight was sent
+	// under.
+	sentEpoch gpaxos.Epoch
+	// resyncing: the leader changed while proposals were in flight; none
+	// is sent until an entry of an epoch newer than resyncAfter commits.
+	resyncing   bool
+	resyncAfter gpaxos.Epoch
+	resyncSince time.Time
+	// resendEvery is the current resend interval (it doubles while nothing
+	// commits); lastProgress is when one of ours last committed.
+	resendEvery  time.Duration
+	lastProgress time.Time
+	// pendingResent and pendingAbandon are news the application has not
+	// been told yet.
+	pendingResent  []Resend
+	pendingAbandon uint64
+}
+
+// takeQueued moves what Propose queued into the protocol.
+func (r *Replica) takeQueued() {
+	r.seqMu.Lock()
+	q := r.queue
+	r.queue = nil
+	cur := r.stream
+	r.seqMu.Unlock()
+	for _, data := range q {
+		// Proposals of a stream abandoned since they were made are
+		// dropped: the application fails them.
+		if h, _, _ := parseHeader(data); h.Stream == cur {
+			r.streams.inflight = append(r.streams.inflight, inflight{stream: h.Stream, seq: h.Seq, data: data})
+		}
+	}
+	r.sendUnsent()
+}
+
+// sendUnsent sends the proposals not sent yet, unless the origin waits for
+// a leader change to settle or knows no leader.
+func (r *Replica) sendUnsent() {
+	s := &r.streams
+	if s.resyncing {
+		return
+	}
+	var batch [][]byte
+	for i := range s.inflight {
+		if !s.inflight[i].sent {
+			batch = append(batch, s.inflight[i].data)
+		}
+	}
+	if len(batch) == 0 || !r.sendBatch(batch) {
+		return
+	}
+	now := time.Now()
+	epoch := r.node.Status().HardState.Promised
+	for i := range s.inflight {
+		if !s.inflight[i].sent {
+			s.inflight[i].sent, s.inflight[i].at = true, now
+		}
+	}
+	if len(s.inflight) == len(batch) {
+		s.lastProgress = now // nothing was waiting before these
+	}
+	s.sentEpoch = max(s.sentEpoch, epoch)
+}
+
+// sendBatch hands proposals to the protocol: the leader appends them; any
+// other server forwards them to the leader in one message (one message per
+// proposal would flood the transport's queues under load and lose some).
+// It reports false when no leader is known.
+func (r *Replica) sendBatch(batch [][]byte) bool {
+	st := r.node.Status()
+	if st.Leader {
+		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
+			r.seqr.reset(st.HardState.Promised)
+		}
+		for _, data := range batch {
+			if h, _, _ := parseHeader(data); r.seqr.admit(h) {
+				r.node.Propose(data)
+			}
+		}
+		return true
+	}
+	leader := st.HardState.Leader
+	if leader == gpaxos.None || leader == r.cfg.ID {
+		return false
+	}
+	ents := make([]gpaxos.Entry, len(batch))
+	for i, data := range batch {
+		ents[i] = gpaxos.Entry{Type: gpaxos.EntryNormal, Data: data}
+	}
+	r.cfg.Transport.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: r.cfg.ID, Inc: r.st.id.Incarnation, To: leader, Entries: ents})
+	return true
+}
+
+// tickStreams resends what has waited too long and gives up on a leader
+// change that does not settle.
+func (r *Replica) tickStreams() {
+	s := &r.streams
+	now := time.Now()
+	if s.resyncing {
+		if now.Sub(s.resyncSince) > r.cfg.ProposalTimeout {
+			r.abandon(fmt.Sprintf("the leader change did not settle within %v", r.cfg.ProposalTimeout))
+		}
+		return
+	}
+	r.sendUnsent()
+	if len(s.inflight) == 0 || !s.inflight[0].sent || now.Sub(s.inflight[0].at) < s.resendEvery {
+		return
+	}
+	var batch [][]byte
+	for i := range s.inflight {
+		if s.inflight[i].sent {
+			batch = append(batch, s.inflight[i].data)
+			s.inflight[i].at = now
+		}
+	}
+	if r.sendBatch(batch) {
+		s.resendEvery = min(2*s.resendEvery, r.cfg.ProposalTimeout)
+	}
+}
+
+// watchLeader starts a resynchronization when the leader changes while
+// proposals sent to the old one are in flight.
+func (r *Replica) watchLeader() {
+	hs := r.node.Status().HardState
+	k := leaderKey{epoch: hs.Promised, leader: hs.Leader}
+	if k == r.leaderSeen {
+		return
+	}
+	r.leaderSeen = k
+	s := &r.streams
+	if s.resyncing || s.sentEpoch == 0 {
+		return
+	}
+	for _, p := range s.inflight {
+		if p.sent {
+			s.resyncing, s.resyncAfter, s.resyncSince = true, s.sentEpoch, time.Now()
+			r.cfg.Logger.Debug("leader changed with proposals in flight; resending once settled",
+				"leader", k.leader, "epoch", k.epoch, "in_flight", len(s.inflight))
+			return
+		}
+	}
+	s.sentEpoch = 0
+}
+
+// ownCommitted retires this server's proposals up to the one committed
+// entry e carries, and ends a resynchronization once an entry of a newer
+// epoch than any proposal in flight was sent under has committed.
+func (r *Replica) ownCommitted(z gpaxos.Zxid, h proposalHeader, own bool) {
+	s := &r.streams
+	if own {
+		for len(s.inflight) > 0 && s.inflight[0].stream == h.Stream && s.inflight[0].seq <= h.Seq {
+			s.inflight = s.inflight[1:]
+			s.lastProgress, s.resendEvery = time.Now(), r.resendBase()
+		}
+		if len(s.inflight) == 0 && !s.resyncing {
+			s.sentEpoch = 0
+		}
+	}
+	if s.resyncing && z.Epoch() > s.resyncAfter {
+		r.finishResync()
+	}
+}
+
+// finishResync moves every proposal in flight, and those Propose queued
+// meanwhile, to a new stream, in order, and sends them.
+func (r *Replica) finishResync() {
+	s := &r.streams
+	r.seqMu.Lock()
+	r.stream++
+	next := uint64(0)
+	for i := range s.inflight {
+		next++
+		s.pendingResent = append(s.pendingResent, Resend{OldStream: s.inflight[i].stream, OldSeq: s.inflight[i].seq,
+			NewStream: r.stream, NewSeq: next})
+		s.inflight[i] = r.renumbered(s.inflight[i].data, r.stream, next)
+	}
+	for i, data := range r.queue {
+		next++
+		h, _, _ := parseHeader(data)
+		s.pendingResent = append(s.pendingResent, Resend{OldStream: h.Stream, OldSeq: h.Seq, NewStream: r.stream, NewSeq: next})
+		r.queue[i] = r.renumbered(data, r.stream, next).data
+	}
+	r.seq = next
+	r.seqMu.Unlock()
+	s.resyncing, s.sentEpoch = false, 0
+	if len(s.inflight) > 0 {
+		r.cfg.Logger.Info("leader change settled; resending proposals in flight", "count", len(s.inflight))
+	}
+	r.sendUnsent()
+}
+
+// renumbered returns proposal data under a new stream and sequence number.
+func (r *Replica) renumbered(data []byte, stream, seq uint64) inflight {
+	h, body, _ := parseHeader(data)
+	h.Stream, h.Seq = stream, seq
+	out := h.append(make([]byte, 0, headerLen+len(body)))
+	return inflight{stream: stream, seq: seq, data: append(out, body...)}
+}
+
+// abandon starts a new stream, drops everything in flight and tells the
+// application, which fails the requests waiting for them.
+func (r *Replica) abandon(why string) {
+	r.seqMu.Lock()
+	r.stream++
+	r.seq = 0
+	stream := r.stream
+	r.seqMu.Unlock()
+	s := &r.streams
+	if len(s.inflight) > 0 {
+		r.cfg.Logger.Info("abandoning proposals", "count", len(s.inflight), "why", why)
+	}
+	s.inflight, s.resyncing, s.sentEpoch, s.pendingResent = nil, false, 0, nil
+	s.pendingAbandon = stream
+}
+
+// resendBase is the first resend interval after progress: an election
+// timeout, long enough not to resend under an ordinary fsync.
+func (r *Replica) resendBase() time.Duration {
+	return time.Duration(r.cfg.ElectionTicks) * r.cfg.Tick
+}

@@ -1,0 +1,163 @@
+package itest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// TestDiskFaultsLoseNoAcknowledgedWrite is the replaced-disk scenario on
+// real processes, with each way a disk or an operator loses a server's
+// durable state. Classic-3: X is cut off; a write W is acknowledged (by the
+// leader L and the follower F); L and F are killed; F's state is damaged;
+// F restarts and X is healed. F must not count: F and X elect no leader
+// (a leader whose history lacks W would lose it everywhere). L comes back;
+// W is on all three servers, and F, registered anew, votes again.
+func TestDiskFaultsLoseNoAcknowledgedWrite(t *testing.T) {
+	damages := []struct {
+		name   string
+		damage func(t *testing.T, replica string)
+	}{
+		{"replaced disk", func(t *testing.T, replica string) {
+			// The data directory's myid and zoo.cfg stay, as when the
+			// disk holding the replica's state is swapped.
+			if err := os.RemoveAll(replica); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"hard state deleted", func(t *testing.T, replica string) {
+			if err := os.Remove(filepath.Join(replica, "hardstate")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"last record damaged", func(t *testing.T, replica string) {
+			segs, _ := filepath.Glob(filepath.Join(replica, "log", "log.*"))
+			sort.Strings(segs)
+			if len(segs) == 0 {
+				t.Fatal("no log segment")
+			}
+			p := segs[len(segs)-1]
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)-3] ^= 0x04 // inside the payload of the last record
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			c := StartEnsemble(t, Classic3)
+			l, err := Leader(c, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitRegistered(t, c, 10*time.Second)
+			var f, x launcher.Server
+			for _, s := range c.Servers {
+				switch {
+				case s.ID == l:
+				case f.ID == 0:
+					f = s
+				default:
+					x = s
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if _, err := c.Fault(x.ID, "isolate"); err != nil {
+				t.Fatal(err)
+			}
+			cl, err := client.Connect(ctx, []string{serverAddr(t, c, l)}, client.WithSessionTimeout(20*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := cl.Create(ctx, "/w", []byte("acknowledged"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+				t.Fatal(err)
+			}
+			cl.Close()
+			if err := c.Kill(l); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Kill(f.ID); err != nil {
+				t.Fatal(err)
+			}
+			d.damage(t, filepath.Join(f.Dir, "data", "replica"))
+			if err := c.Restart(f.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Fault(x.ID, "heal"); err != nil {
+				t.Fatal(err)
+			}
+			// Many election timeouts (the ensemble's is 200 ms): F's votes
+			// must count for nothing, so F and X have no quorum.
+			deadline := time.Now().Add(3 * time.Second)
+			for time.Now().Before(deadline) {
+				for _, st := range c.Status() {
+					if st.Alive && st.Role == "leader" {
+						t.Fatalf("server %d leads without the write's holder: %+v", st.ID, c.Status())
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := c.Restart(l); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range c.Servers {
+				rd, err := client.Connect(ctx, []string{s.ClientAddr}, client.WithSessionTimeout(20*time.Second))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var data []byte
+				for {
+					cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+					_, err = rd.Sync(cctx, "/")
+					if err == nil {
+						data, _, err = rd.Get(cctx, "/w")
+					}
+					ccancel()
+					if err == nil || ctx.Err() != nil {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				rd.Close()
+				if err != nil || string(data) != "acknowledged" {
+					t.Fatalf("server %d: /w = %q, %v: the acknowledged write is lost", s.ID, data, err)
+				}
+			}
+			waitRegistered(t, c, 20*time.Second)
+		})
+	}
+}
+
+// waitRegistered waits until every live server's votes count under a
+// configuration that registers its incarnation.
+func waitRegistered(t *testing.T, c *launcher.Cluster, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok := true
+		for _, st := range c.Status() {
+			if st.Alive && st.Registration != "registered" {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("servers not registered: %+v", c.Status())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
