@@ -59,6 +59,7 @@ type Server struct {
 	nextConnID watch.WatcherID
 
 	sessions *sessionTracker
+	guard    *servingGuard     // an ensemble member's quorum contact (serving.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
 	pipe     orderer
@@ -98,6 +99,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.snaps = newSnapshotter(s)
 	s.sessions = newSessionTracker(s.cfg.ServerID, time.Now())
+	s.guard = newServingGuard()
 	if s.cfg.Replicated() {
 		// The tree starts empty; the replica delivers the recovered
 		// snapshot and the committed log before anything else.
@@ -153,6 +155,10 @@ func (s *Server) Start() error {
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.maintenanceLoop()
+	if rp, ok := s.pipe.(*replicated); ok {
+		s.wg.Add(1)
+		go s.servingLoop(rp)
+	}
 	s.log.Info("serving", "client", ln.Addr().String(), "dataDir", s.cfg.DataDir,
 		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions()))
 	return nil
@@ -301,6 +307,11 @@ func (s *Server) forget(c *conn) {
 // attachSession makes c the connection of session sid, closing any other
 // connection that held it (the client moved).
 func (s *Server) attachSession(c *conn, sid int64) {
+	t := c.timeout
+	if et := s.sessions.timeoutOf(sid); et > 0 && et < t {
+		t = et
+	}
+	s.lowerBound(t)
 	s.connsMu.Lock()
 	old := s.bySession[sid]
 	s.bySession[sid] = c
