@@ -314,6 +314,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	r.owners = owners
 	r.applied = int64(sn.Index)
 	r.adoptMembership(t.Config(), sn.Voters)
+	r.s.checkMember(int64(sn.Index))
 	r.s.sessions.resetFrom(t.Sessions(), time.Now())
 	r.s.log.Info("installed snapshot", "zxid", fmt.Sprintf("0x%x", uint64(sn.Index)), "nodes", t.NodeCount())
 }
@@ -370,6 +371,7 @@ func (r *replicated) applyConf(c *replica.Committed) {
 	r.sinceSnap++
 	r.adoptMembership(data, c.Conf.Voters)
 	s.log.Info("configuration changed", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "groups", fmt.Sprint(c.Conf.Voters.Groups))
+	s.checkMember(int64(c.Zxid))
 }
 
 // adoptMembership makes the membership in data (the /zookeeper/config
