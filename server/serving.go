@@ -110,15 +110,16 @@ func (s *Server) servingFor(t time.Duration) (bool, string) {
 
 // lateHandshake returns a close reason when a handshake's entry in the
 // log (the new session, or the reconnect's revalidation), submitted at
-// start, committed too late: that entry is the session's first touch from
-// this server, and like a touch it proves nothing older than B (a third of
-// t, the session's timeout). The client tries again.
+// start, committed too late: that entry stands for the session's first
+// touch from this server until a touch listing it commits, and must be
+// recent for the margin of docs/ensemble.md to hold (within half of B, a
+// sixth of t, the session's timeout). The client tries again.
 func (s *Server) lateHandshake(start time.Time, t time.Duration) string {
 	if !s.cfg.Replicated() {
 		return ""
 	}
-	if took := time.Since(start); took >= t/3 {
-		s.log.Info("refusing client: its session's entry took longer than a third of its timeout to commit",
+	if took := time.Since(start); took >= t/6 {
+		s.log.Info("refusing client: its session's entry took longer than a sixth of its timeout to commit",
 			"took", took.Round(time.Millisecond), "timeout", t)
 		return "handshake committed too late"
 	}
