@@ -270,15 +270,18 @@ func (s *Server) actOnServing() {
 		s.log.Info("serving clients: in contact with a quorum")
 		return
 	}
-	n := s.closeClients("server not serving: " + why)
+	n := s.closeSessions("server not serving: " + why)
 	s.log.Warn("not serving: closing client connections and refusing new ones", "why", why, "closed", n)
 }
 
-// closeClients closes every client connection and returns how many.
-func (s *Server) closeClients(reason string) int {
+// closeSessions closes the connection of every session connected here and
+// returns how many. A connection still in its handshake is left to the
+// handshake's own checks, which judge it by its own timeout (its session
+// does not count in B yet).
+func (s *Server) closeSessions(reason string) int {
 	s.connsMu.Lock()
-	cs := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
+	cs := make([]*conn, 0, len(s.bySession))
+	for _, c := range s.bySession {
 		cs = append(cs, c)
 	}
 	s.connsMu.Unlock()
