@@ -307,14 +307,10 @@ func (s *Server) forget(c *conn) {
 // attachSession makes c the connection of session sid, closing any other
 // connection that held it (the client moved).
 func (s *Server) attachSession(c *conn, sid int64) {
-	t := c.timeout
-	if et := s.sessions.timeoutOf(sid); et > 0 && et < t {
-		t = et
-	}
-	s.lowerBound(t)
 	s.connsMu.Lock()
 	old := s.bySession[sid]
 	s.bySession[sid] = c
+	s.lowerBound(c, sid)
 	s.connsMu.Unlock()
 	if old != nil && old != c {
 		old.close("session moved to another connection")

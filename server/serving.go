@@ -80,8 +80,10 @@ func (s *Server) bound() time.Duration {
 	return lo / 3
 }
 
-// servingFor reports whether this server may serve a session of timeout t
-// (0: none in particular) now, and if not, why.
+// servingFor reports whether this server may serve now, and if not, why.
+// A client in its handshake passes the timeout t of its session-to-be,
+// which counts with the sessions connected here instead of
+// minSessionTimeout; 0 asks for the server as a whole.
 func (s *Server) servingFor(t time.Duration) (bool, string) {
 	if !s.cfg.Replicated() {
 		return true, ""
@@ -90,12 +92,9 @@ func (s *Server) servingFor(t time.Duration) (bool, string) {
 	if g.outside.Load() {
 		return false, "this server is not in the ensemble's committed membership (removed from it, or its addition not applied yet)"
 	}
-	b := time.Duration(g.sessionBound.Load())
-	if t > 0 && (b == 0 || t/3 < b) {
+	b := s.bound()
+	if t > 0 && (g.sessionBound.Load() == 0 || t/3 < b) {
 		b = t / 3
-	}
-	if b == 0 {
-		b = s.bound()
 	}
 	proof := g.proof.Load()
 	if proof < 0 {
@@ -148,22 +147,22 @@ func (s *Server) refreshBound() {
 			least = t
 		}
 	}
-	s.connsMu.Unlock()
+	// Stored under the lock, so that a session attached meanwhile
+	// (lowerBound) is never overwritten by a bound computed without it.
 	s.guard.sessionBound.Store(int64(least / 3))
+	s.connsMu.Unlock()
 }
 
-// lowerBound makes B at most t/3 at once, for a session being attached
-// with timeout t (refreshBound may raise it again once it has left).
-func (s *Server) lowerBound(t time.Duration) {
-	g := s.guard
-	for {
-		cur := g.sessionBound.Load()
-		if cur != 0 && cur <= int64(t/3) {
-			return
-		}
-		if g.sessionBound.CompareAndSwap(cur, int64(t/3)) {
-			return
-		}
+// lowerBound makes B at most a third of the timeout of session sid,
+// connected through c, at once (refreshBound raises it again once the
+// session has left). connsMu is held.
+func (s *Server) lowerBound(c *conn, sid int64) {
+	t := c.timeout
+	if et := s.sessions.timeoutOf(sid); et > 0 && et < t {
+		t = et
+	}
+	if cur := s.guard.sessionBound.Load(); cur == 0 || int64(t/3) < cur {
+		s.guard.sessionBound.Store(int64(t / 3))
 	}
 }
 
