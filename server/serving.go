@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -270,7 +272,11 @@ func (s *Server) actOnServing() {
 		return
 	}
 	n := s.closeSessions("server not serving: " + why)
-	s.log.Warn("not serving: closing client connections and refusing new ones", "why", why, "closed", n)
+	level := slog.LevelInfo
+	if n > 0 {
+		level = slog.LevelWarn
+	}
+	s.log.Log(context.Background(), level, "not serving: closing client connections and refusing new ones", "why", why, "closed", n)
 }
 
 // closeSessions closes the connection of every session connected here and

@@ -159,14 +159,11 @@ func (t *sessionTracker) count() int {
 
 // expiryLoop closes sessions whose clients have gone silent for longer
 // than their timeout, through the log. In an ensemble only the leader
-// expires, and only while it serves (serving.go). Its clocks restart, as
-// ZooKeeper's do after an election, whenever it begins to expire: on
-// becoming leader of an epoch, and on serving again after it could not;
-// until then it was not the one watching the sessions, or its view of
-// their touches may be stale. It also expires nothing while it has not
-// applied every entry it knew committed a period earlier: a touch waiting
-// to be applied here would otherwise go unseen (docs/ensemble.md,
-// "Serving only with a quorum").
+// expires. Its clocks restart, as ZooKeeper's do after an election, when it
+// begins to lead an epoch: until then it was not the one watching the
+// sessions. It also expires nothing while it has not applied every entry it
+// knew committed a period earlier: a touch waiting to be applied here would
+// otherwise go unseen (docs/ensemble.md, "Serving only with a quorum").
 func (s *Server) expiryLoop() {
 	defer s.wg.Done()
 	lo, _ := s.cfg.sessionBounds()
@@ -174,8 +171,8 @@ func (s *Server) expiryLoop() {
 	tk := time.NewTicker(period)
 	defer tk.Stop()
 	var (
-		expiring   bool         // expired sessions on the previous tick's terms
-		epoch      gpaxos.Epoch // the leader epoch they were
+		expiring   bool         // led on the previous tick
+		epoch      gpaxos.Epoch // in this epoch
 		commitSeen gpaxos.Zxid  // the commit point at the previous tick
 	)
 	for {
@@ -188,7 +185,7 @@ func (s *Server) expiryLoop() {
 			now := time.Now()
 			if rp, ok := s.pipe.(*replicated); ok {
 				st := rp.rep.Status()
-				if st.Role != replica.RoleLeader || !s.serving() {
+				if st.Role != replica.RoleLeader {
 					expiring = false
 					continue
 				}
