@@ -87,13 +87,13 @@ func dumpLogs(t testing.TB, dir string) {
 	}
 }
 
-// Leader returns the id of the server that reports itself leader, waiting
-// up to timeout.
+// Leader returns the id of the server that reports itself leader and
+// serves, waiting up to timeout.
 func Leader(c *launcher.Cluster, timeout time.Duration) (members.ID, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		for _, st := range c.Status() {
-			if st.Alive && st.Role == "leader" {
+			if st.Alive && st.Role == "leader" && st.Serving {
 				return st.ID, nil
 			}
 		}

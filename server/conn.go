@@ -240,6 +240,10 @@ func (c *conn) readLoop() {
 			return
 		}
 		buf = frame
+		if ok, why := c.s.servingFor(0); !ok {
+			reason = "server not serving: " + why
+			return
+		}
 		c.received.Add(1)
 		c.s.sessions.touch(c.sessionID(), time.Now())
 		if reason = c.handle(frame); reason != "" {
@@ -286,6 +290,14 @@ func (c *conn) handshake(frame []byte) string {
 		return "malformed connect request"
 	}
 	c.oldClient = !req.HasReadOnly
+	lo, hi := s.cfg.sessionBounds()
+	timeout := min(max(time.Duration(req.TimeOut)*time.Millisecond, lo), hi)
+	if ok, why := s.servingFor(timeout); !ok {
+		// As ZooKeeper's server when it is not running: the connection
+		// closes unanswered and the client tries another server.
+		s.log.Info("refusing client: not serving", "remote", c.nc.RemoteAddr().String(), "why", why)
+		return "not serving"
+	}
 	last := s.waitApplied(req.LastZxidSeen)
 	if req.LastZxidSeen > last {
 		s.log.Info("refusing client that has seen a newer zxid; it must try another server",
@@ -293,8 +305,6 @@ func (c *conn) handshake(frame []byte) string {
 			"server_zxid", fmt.Sprintf("0x%x", last))
 		return "client ahead of server"
 	}
-	lo, hi := s.cfg.sessionBounds()
-	timeout := min(max(time.Duration(req.TimeOut)*time.Millisecond, lo), hi)
 	c.timeout = timeout
 	if req.SessionID == 0 {
 		return c.createSession(timeout)
@@ -303,6 +313,7 @@ func (c *conn) handshake(frame []byte) string {
 	if !ok || !bytes.Equal(si.Passwd, req.Passwd) || !s.sessions.touch(req.SessionID, time.Now()) {
 		return c.refuseExpired(req.SessionID)
 	}
+	start := time.Now()
 	switch code := c.claimSession(req.SessionID); code {
 	case zkproto.OK:
 	case zkproto.ErrSessionExpired:
@@ -312,7 +323,9 @@ func (c *conn) handshake(frame []byte) string {
 			"session", sessionHex(req.SessionID), "err", code)
 		return "moving the session here failed: " + code.String()
 	}
-	s.sessions.setTimeout(req.SessionID, timeout, time.Now())
+	if late := s.lateHandshake(start, min(timeout, time.Duration(si.Timeout)*time.Millisecond)); late != "" {
+		return late
+	}
 	c.session.Store(req.SessionID)
 	s.attachSession(c, req.SessionID)
 	c.sendRaw(&zkproto.ConnectResponse{TimeOut: int32(timeout / time.Millisecond), SessionID: req.SessionID,
@@ -373,9 +386,15 @@ func (c *conn) createSession(timeout time.Duration) string {
 	e := &txn.Entry{Session: id, Timeout: int32(timeout / time.Millisecond), Passwd: passwd,
 		Op: txn.Op{Kind: txn.KindCreateSession}}
 	result := make(chan zkproto.Code, 1)
+	start := time.Now()
+	late := ""
 	ok := s.pipe.submit(&proposal{entry: e, conn: c, applied: func(res txn.Result, e *txn.Entry) {
 		if res.Err == zkproto.OK {
 			s.sessions.add(id, timeout, time.Now())
+			if late = s.lateHandshake(start, timeout); late != "" {
+				result <- res.Err
+				return
+			}
 			c.session.Store(id)
 			s.attachSession(c, id)
 			c.sendRaw(&zkproto.ConnectResponse{TimeOut: e.Timeout, SessionID: id, Passwd: passwd,
@@ -390,6 +409,9 @@ func (c *conn) createSession(timeout time.Duration) string {
 	case code := <-result:
 		if code != zkproto.OK {
 			return "session creation failed: " + code.String()
+		}
+		if late != "" {
+			return late
 		}
 		s.metrics.sessionsCreated.Inc()
 		return ""

@@ -104,6 +104,7 @@ func (s *Server) attachSession(c *conn, sid int64) {
 	s.connsMu.Lock()
 	old := s.bySession[sid]
 	s.bySession[sid] = c
+	s.lowerBound(c, sid)
 	s.connsMu.Unlock()
 	if old != nil && old != c {
 		old.close("session moved to another connection")

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/giraffe-coord/giraffe/internal/replica"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 )
 
@@ -31,6 +31,17 @@ func (c *conn) fourLetter(word string) {
 // fourLetterText builds the answer to one allowed word.
 func (s *Server) fourLetterText(word string, c *conn) string {
 	var b strings.Builder
+	if ok, why := s.servingFor(0); !ok {
+		if text, has := notServingAnswer(word); has {
+			b.WriteString(text)
+			if word == "srvr" || word == "stat" {
+				// Giraffe's own lines follow ZooKeeper's, as when serving.
+				fmt.Fprintf(&b, "Giraffe not serving: %s\n", why)
+				s.writeGiraffeStatus(&b)
+			}
+			return b.String()
+		}
+	}
 	switch word {
 	case "ruok":
 		return "imok"
@@ -117,8 +128,15 @@ func (s *Server) writeSrvr(b *strings.Builder, withClients bool) {
 	s.treeMu.RUnlock()
 	fmt.Fprintf(b, "Latency min/avg/max: %s\nReceived: %d\nSent: %d\nConnections: %d\nOutstanding: %d\n",
 		s.latency.String(), rcv, snt, conns, s.pipe.queued())
-	mode, role := s.modeAndRole()
+	mode, _ := s.modeAndRole()
 	fmt.Fprintf(b, "Zxid: 0x%x\nMode: %s\nNode count: %d\n", zxid, mode, nodes)
+	s.writeGiraffeStatus(b)
+}
+
+// writeGiraffeStatus writes the lines of srvr and stat that only Giraffe
+// has: its role and, in an ensemble, its place in the protocol.
+func (s *Server) writeGiraffeStatus(b *strings.Builder) {
+	_, role := s.modeAndRole()
 	fmt.Fprintf(b, "Giraffe role: %s\n", role)
 	if rp, ok := s.pipe.(*replicated); ok {
 		st := rp.rep.Status()
@@ -143,9 +161,26 @@ func registration(st replica.Status) string {
 	return "pending"
 }
 
+// notServingAnswer returns what ZooKeeper answers to word while its
+// server is not running (its four-letter commands check
+// isZKServerRunning), and false for the words that answer as usual then
+// (ruok, envi, gtmk, stmk).
+func notServingAnswer(word string) (string, bool) {
+	switch word {
+	case "ruok", "envi", "gtmk", "stmk":
+		return "", false
+	case "isro":
+		return "null", true
+	case "hash":
+		return notServingText, true // DigestCommand prints it without a newline
+	}
+	return notServingText + "\n", true
+}
+
 // modeAndRole returns the Mode ZooKeeper tools expect (standalone, leader
 // or follower) and Giraffe's own role (standalone, leader, coordinator or
-// acceptor).
+// acceptor). Mode is only shown while the server serves, so a leader
+// without a quorum never reports itself one.
 func (s *Server) modeAndRole() (mode, role string) {
 	rp, ok := s.pipe.(*replicated)
 	if !ok {

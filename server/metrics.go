@@ -93,6 +93,14 @@ func (m *metrics) register(s *Server) {
 			withTree(func() float64 { return float64(s.tree.ApproximateDataSize()) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_last_zxid", Help: "Last applied zxid."},
 			withTree(func() float64 { return float64(s.pipe.lastZxid()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_serving",
+			Help: "1 while the server serves clients (an ensemble member: in contact with a quorum and a member), else 0."},
+			func() float64 {
+				if s.serving() {
+					return 1
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_sessions", Help: "Live sessions."},
 			func() float64 { return float64(s.sessions.count()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_watches", Help: "Registered watches."},

@@ -45,17 +45,22 @@ const bodyMove byte = 4
 // ordered first, and the client should try again; ErrConnectionLoss if the
 // connection closed or the server is stopping first). Standalone servers
 // own every session already.
+//
+// The move is ordered even when this server owns the session already: it
+// is the reconnect's revalidation, as ZooKeeper's leader revalidates a
+// reconnecting session. Applying it touches the session on every replica,
+// the leader's included, so a client is never told its session lives on
+// the strength of this server's word alone (serving.go), and a move a
+// server the client gave up on proposed meanwhile fails instead of taking
+// the session away again.
 func (c *conn) claimSession(id int64) zkproto.Code {
 	r, ok := c.s.pipe.(*replicated)
 	if !ok {
 		return zkproto.OK
 	}
 	c.s.treeMu.RLock()
-	owner, known := r.owners[id]
+	owner := r.owners[id]
 	c.s.treeMu.RUnlock()
-	if known && owner == c.s.cfg.ServerID {
-		return zkproto.OK
-	}
 	result := make(chan zkproto.Code, 1)
 	if !c.s.pipe.submit(&proposal{move: id, moveFrom: owner, conn: c,
 		applied: func(res txn.Result, _ *txn.Entry) { result <- res.Err }}) {

@@ -218,6 +218,9 @@ func (r *replicated) apply(c *replica.Committed) {
 		for b := c.Body[1:]; len(b) >= 8; b = b[8:] {
 			s.sessions.touch(int64(binary.BigEndian.Uint64(b)), now)
 		}
+		if c.Own {
+			s.ownTouchCommitted(c.Stream, c.Seq)
+		}
 	case bodySync:
 		r.complete(c, txn.Result{}, nil)
 	case bodyMove:
@@ -337,6 +340,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	r.owners = owners
 	r.applied = int64(sn.Index)
 	r.adoptMembership(t.Config(), sn.Voters)
+	r.s.checkMember(int64(sn.Index))
 	r.s.sessions.resetFrom(t.Sessions(), time.Now())
 	r.s.log.Info("installed snapshot", "zxid", fmt.Sprintf("0x%x", uint64(sn.Index)), "nodes", t.NodeCount())
 }
@@ -363,7 +367,8 @@ func (r *replicated) snapshot() {
 	}()
 }
 
-// touchBody encodes the sessions with a live connection here.
+// touchBody encodes the sessions with a live connection here (none: the
+// touch still proves this server's contact with a quorum, serving.go).
 func touchBody(ids []int64) []byte {
 	b := make([]byte, 1, 1+8*len(ids))
 	b[0] = bodyTouch
@@ -389,6 +394,7 @@ func (r *replicated) applyConf(c *replica.Committed) {
 	r.sinceSnap++
 	r.adoptMembership(data, c.Conf.Voters)
 	s.log.Info("configuration changed", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "groups", fmt.Sprint(c.Conf.Voters.Groups))
+	s.checkMember(int64(c.Zxid))
 }
 
 // adoptMembership makes the membership in data (the /zookeeper/config

@@ -23,7 +23,16 @@ func (c *conn) handle(frame []byte) string {
 	s.metrics.requests.WithLabelValues(h.Op.String()).Inc()
 	switch h.Op {
 	case zkproto.OpPing:
-		c.ordered(func() { c.reply(zkproto.XidPing, s.pipe.lastZxid(), zkproto.OK, nil) })
+		c.ordered(func() {
+			// A ping answered is a client told its session lives: not
+			// once this server has stopped serving, even if the ping
+			// waited behind writes.
+			if ok, why := s.servingFor(0); !ok {
+				c.close("server not serving: " + why)
+				return
+			}
+			c.reply(zkproto.XidPing, s.pipe.lastZxid(), zkproto.OK, nil)
+		})
 		return ""
 	case zkproto.OpCloseSession:
 		sid := c.sessionID()

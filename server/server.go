@@ -74,6 +74,7 @@ type Server struct {
 	nextConnID watch.WatcherID
 
 	sessions *sessionTracker
+	guard    *servingGuard     // an ensemble member's quorum contact (serving.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
 	pipe     orderer
@@ -113,6 +114,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.snaps = newSnapshotter(s)
 	s.sessions = newSessionTracker(int64(s.cfg.ServerID), time.Now())
+	s.guard = newServingGuard()
 	if s.cfg.Replicated() {
 		// The tree starts empty; the replica delivers the recovered
 		// snapshot and the committed log before anything else.
@@ -162,6 +164,10 @@ func (s *Server) Start() error {
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.maintenanceLoop()
+	if rp, ok := s.pipe.(*replicated); ok {
+		s.wg.Add(1)
+		go s.servingLoop(rp)
+	}
 	s.log.Info("serving", "client", ln.Addr().String(), "dataDir", s.cfg.DataDir,
 		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions()))
 	return nil

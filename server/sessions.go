@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 )
 
@@ -68,17 +70,6 @@ func (t *sessionTracker) touch(id int64, now time.Time) bool {
 	}
 	t.deadline[id] = now.Add(to)
 	return true
-}
-
-// setTimeout changes a session's timeout (a client reconnected asking for
-// another one) and touches it.
-func (t *sessionTracker) setTimeout(id int64, timeout time.Duration, now time.Time) {
-	t.mu.Lock()
-	if _, ok := t.timeout[id]; ok {
-		t.timeout[id] = timeout
-		t.deadline[id] = now.Add(timeout)
-	}
-	t.mu.Unlock()
 }
 
 // markClosing records that a close was submitted; it reports false if one
@@ -152,6 +143,13 @@ func (t *sessionTracker) unmarkClosing(id int64) {
 	t.mu.Unlock()
 }
 
+// timeoutOf returns the timeout session id expires by (0 if unknown).
+func (t *sessionTracker) timeoutOf(id int64) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.timeout[id]
+}
+
 // count returns the number of tracked sessions.
 func (t *sessionTracker) count() int {
 	t.mu.Lock()
@@ -160,31 +158,48 @@ func (t *sessionTracker) count() int {
 }
 
 // expiryLoop closes sessions whose clients have gone silent for longer
-// than their timeout, through the log.
+// than their timeout, through the log. In an ensemble only the leader
+// expires. Its clocks restart, as ZooKeeper's do after an election, when it
+// begins to lead an epoch: until then it was not the one watching the
+// sessions. It also expires nothing while it has not applied every entry it
+// knew committed a period earlier: a touch waiting to be applied here would
+// otherwise go unseen (docs/ensemble.md, "Serving only with a quorum").
 func (s *Server) expiryLoop() {
 	defer s.wg.Done()
 	lo, _ := s.cfg.sessionBounds()
 	period := max(lo/4, 10*time.Millisecond)
 	tk := time.NewTicker(period)
 	defer tk.Stop()
-	wasLeader := false
+	var (
+		expiring   bool         // led on the previous tick
+		epoch      gpaxos.Epoch // in this epoch
+		commitSeen gpaxos.Zxid  // the commit point at the previous tick
+	)
 	for {
 		select {
 		case <-s.done:
 			return
-		case now := <-tk.C:
+		case <-tk.C:
+			// The time now, not the tick's: a restart must not date from
+			// before the moment this server began to lead.
+			now := time.Now()
 			if rp, ok := s.pipe.(*replicated); ok {
-				// In an ensemble every server reports through the log the
-				// sessions connected to it; only the leader expires.
-				if ids := s.attachedSessions(); len(ids) > 0 {
-					rp.propose(touchBody(ids))
+				st := rp.rep.Status()
+				if st.Role != replica.RoleLeader {
+					expiring = false
+					continue
 				}
-				leader := s.isLeader()
-				if leader && !wasLeader {
+				seen := commitSeen
+				commitSeen = st.Commit
+				if !expiring || st.Epoch != epoch {
 					s.sessions.restartClocks(now)
+					expiring, epoch = true, st.Epoch
+					continue
 				}
-				wasLeader = leader
-				if !leader {
+				s.treeMu.RLock()
+				applied := s.pipe.lastZxid()
+				s.treeMu.RUnlock()
+				if applied < int64(seen) {
 					continue
 				}
 			}

@@ -138,10 +138,11 @@ func newClusterStatusCmd() *cobra.Command {
 					Zxid    int64      `json:"zxid"`
 					Alive   bool       `json:"alive"`
 					PID     int        `json:"pid"`
+					Serving bool       `json:"serving"`
 				}
 				list := make([]row, len(rows))
 				for i, r := range rows {
-					list[i] = row{r.ID, r.Address, r.Color, r.Role, r.Zxid, r.Alive, r.PID}
+					list[i] = row{r.ID, r.Address, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving}
 				}
 				b, err := json.Marshal(list)
 				if err != nil {
@@ -161,7 +162,11 @@ func newClusterStatusCmd() *cobra.Command {
 				if votes == "" {
 					votes = "-"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%v\t%d\n", r.ID, r.Address, color, r.Role, r.Mode, r.Zxid, votes, r.Alive, r.PID)
+				mode := r.Mode
+				if r.Alive && !r.Serving && r.Role != "unreachable" {
+					mode = "not serving"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%v\t%d\n", r.ID, r.Address, color, r.Role, mode, r.Zxid, votes, r.Alive, r.PID)
 			}
 			return tw.Flush()
 		},

@@ -371,8 +371,13 @@ type Status struct {
 	Zxid    int64      `json:"zxid"`
 	Alive   bool       `json:"alive"`
 	PID     int        `json:"pid"`
-	// Mode is what ZooKeeper tools see: leader or follower.
+	// Mode is what ZooKeeper tools see: leader or follower; empty while
+	// the server does not serve (Serving).
 	Mode string `json:"mode,omitempty"`
+	// Serving is false while the server answers ZooKeeper's "not
+	// currently serving requests": out of contact with a quorum, or not
+	// a member of the ensemble.
+	Serving bool `json:"serving"`
 	// Leader is the global leader this server follows.
 	Leader members.ID `json:"leader,omitempty"`
 	// Registration is whether the ensemble counts the server's votes:
@@ -391,6 +396,7 @@ func (c *Cluster) Status() []Status {
 			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
 				st.Role = kv["Giraffe role"]
 				st.Mode = kv["Mode"]
+				st.Serving = st.Mode != ""
 				st.Color, _ = strconv.Atoi(kv["Giraffe group"])
 				st.Leader, _ = members.ParseID(kv["Giraffe leader"])
 				st.Registration = kv["Giraffe registration"]
@@ -408,8 +414,9 @@ func (c *Cluster) Status() []Status {
 	return out
 }
 
-// WaitLeader waits until a live server reports itself leader and every
-// live server reports the same leader.
+// WaitLeader waits until a live server reports itself leader, and every
+// live server reports the same leader and serves clients (a member serves
+// once a proposal of its own has committed).
 func (c *Cluster) WaitLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -421,7 +428,7 @@ func (c *Cluster) WaitLeader(timeout time.Duration) error {
 			if st.Role == "leader" {
 				leader = st.ID
 			}
-			if st.Leader == 0 || (leader != 0 && st.Leader != leader) {
+			if st.Leader == 0 || (leader != 0 && st.Leader != leader) || !st.Serving {
 				agree = false
 			}
 		}

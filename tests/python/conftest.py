@@ -1,5 +1,6 @@
 """Fixtures for the kazoo tests: a real `giraffe server` process per module."""
 
+import json
 import os
 import shutil
 import socket
@@ -131,6 +132,34 @@ class GiraffeEnsemble:
 
     def four_letter(self, word):
         return _four_letter(self.base, word)
+
+    def client_addr(self, sid):
+        """Server sid's client address (ids count from 1)."""
+        return f"127.0.0.1:{self.base + sid - 1}"
+
+    def status(self):
+        """`giraffe cluster status --json`: one dict per server (id, role,
+        alive, serving, ...)."""
+        out = subprocess.run([self.bin, "cluster", "status", "--json", "--dir", self.dir],
+                             check=True, capture_output=True, text=True, timeout=30).stdout
+        return json.loads(out)
+
+    def fault(self, sid, spec):
+        """Injects network faults into server sid's peer transport
+        (`giraffe cluster fault`: "isolate", "heal", ...)."""
+        subprocess.run([self.bin, "cluster", "fault", "--dir", self.dir, str(sid), spec],
+                       check=True, stdout=subprocess.DEVNULL, timeout=30)
+
+    def wait_serving(self, timeout=30):
+        """Waits until every server serves and one of them leads."""
+        deadline = time.time() + timeout
+        while True:
+            rows = self.status()
+            if all(r["alive"] and r["serving"] for r in rows) and any(r["role"] == "leader" for r in rows):
+                return rows
+            if time.time() > deadline:
+                raise RuntimeError(f"ensemble not serving within {timeout}s: {rows}")
+            time.sleep(0.05)
 
 
 def _free_base(n):
