@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/rand"
 	"runtime/debug"
-	"time"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
@@ -22,6 +19,7 @@ const (
 	failCorrectness          // a checker found a safety violation
 	failLiveness             // the healed cluster did not converge in time
 	failCrash                // the code under test panicked or errored
+	failUndecided            // the linearizability check could not decide
 )
 
 // Exit codes of `giraffe sim`, one per kind of failure.
@@ -30,6 +28,7 @@ const (
 	ExitCorrectness = 2
 	ExitLiveness    = 3
 	ExitCrash       = 4
+	ExitUndecided   = 5
 )
 
 // Sim is one simulation run.
@@ -59,6 +58,9 @@ type stats struct {
 	commits  int
 	postHeal int
 	commitTS map[gpaxos.Zxid]int64
+	// unknownCommitted counts the timed-out operations the committed
+	// sequence shows took effect.
+	unknownCommitted int
 }
 
 // commitAt counts an entry's first application anywhere as its commit.
@@ -74,20 +76,23 @@ func (st *stats) commitAt(s *Sim, z gpaxos.Zxid) {
 
 // Result summarizes a run.
 type Result struct {
-	Seed         int64  `json:"seed"`
-	OK           bool   `json:"ok"`
-	Failure      string `json:"failure,omitempty"`
-	Kind         string `json:"kind,omitempty"`
-	Commits      int    `json:"commits"`
-	Ops          int    `json:"ops"`
-	OpsOK        int    `json:"ops_ok"`
-	OpsUnknown   int    `json:"ops_unknown"`
-	Messages     int    `json:"messages"`
-	ConfChanges  int    `json:"conf_changes"`
-	Linearizable string `json:"linearizable"`
-	VirtualMS    int64  `json:"virtual_ms"`
-	exit         int
-	history      []*histOp
+	Seed       int64  `json:"seed"`
+	OK         bool   `json:"ok"`
+	Failure    string `json:"failure,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Commits    int    `json:"commits"`
+	Ops        int    `json:"ops"`
+	OpsOK      int    `json:"ops_ok"`
+	OpsUnknown int    `json:"ops_unknown"`
+	// UnknownCommitted of the OpsUnknown took effect (their entries
+	// committed); the others did not.
+	UnknownCommitted int    `json:"unknown_committed"`
+	Messages         int    `json:"messages"`
+	ConfChanges      int    `json:"conf_changes"`
+	Linearizable     string `json:"linearizable"`
+	VirtualMS        int64  `json:"virtual_ms"`
+	exit             int
+	history          []*histOp
 }
 
 // ExitCode is the process exit status for r.
@@ -246,31 +251,10 @@ func (s *Sim) converged() bool {
 	return leader
 }
 
-// checkLinearizable runs porcupine on the client history.
-func (s *Sim) checkLinearizable() string {
-	var ops []porcupine.Operation
-	for _, h := range s.history {
-		if h.Dropped {
-			continue
-		}
-		in := kvInput{Op: h.Op, Key: h.Key, Value: h.Value, Expect: h.Expect}
-		out := kvOutput{Value: h.Result, OK: h.OK, Unknown: !h.Done}
-		ret := h.Return
-		if !h.Done {
-			ret = math.MaxInt64
-		}
-		ops = append(ops, porcupine.Operation{ClientId: h.Client, Input: in, Call: h.Call, Output: out, Return: ret})
-	}
-	r := porcupine.CheckOperationsTimeout(kvModel, ops, 20*time.Second)
-	if r == porcupine.Illegal {
-		s.fail(failCorrectness, "linearizability: the client history is not linearizable")
-	}
-	return string(r)
-}
-
 func (s *Sim) result(lin string) Result {
 	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
-		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history}
+		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history,
+		UnknownCommitted: s.stats.unknownCommitted}
 	for _, h := range s.history {
 		if h.Dropped {
 			continue
@@ -289,6 +273,8 @@ func (s *Sim) result(lin string) Result {
 		r.Kind, r.exit = "liveness", ExitLiveness
 	case failCrash:
 		r.Kind, r.exit = "crash", ExitCrash
+	case failUndecided:
+		r.Kind, r.exit = "undecided", ExitUndecided
 	}
 	return r
 }

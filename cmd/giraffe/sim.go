@@ -14,7 +14,7 @@ import (
 // newSimCmd returns `giraffe sim`: one deterministic simulation of a Group
 // Paxos ensemble under faults, checked for agreement, durability, invariants
 // and linearizability. The exit status says how it failed: 2 correctness,
-// 3 liveness, 4 crash.
+// 3 liveness, 4 crash, 5 a linearizability check that could not decide.
 func newSimCmd() *cobra.Command {
 	var (
 		o          sim.Options
@@ -32,7 +32,8 @@ func newSimCmd() *cobra.Command {
 partitions, crashes that lose unsynced writes, restarts, pauses), then a
 liveness phase on a healed network that must converge. Any seed replays
 exactly. The seed and every parameter are printed first (to stderr with --json).
-Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash.
+Exit status: 0 ok, 2 correctness failure, 3 liveness failure, 4 crash,
+5 undecided (the linearizability check could not decide the history).
 
 With --bench, sim instead times a fault-free ensemble under a closed-loop
 write load with the calibrated cost model (each server a single queue paying
@@ -70,8 +71,8 @@ coordinator of a settled ensemble and reports the virtual time to recover.
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), string(b))
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok=%v commits=%d ops=%d ops_ok=%d ops_unknown=%d messages=%d conf_changes=%d linearizable=%s virtual_ms=%d\n",
-					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.Messages, r.ConfChanges, r.Linearizable, r.VirtualMS)
+				fmt.Fprintf(cmd.OutOrStdout(), "ok=%v commits=%d ops=%d ops_ok=%d ops_unknown=%d unknown_committed=%d messages=%d conf_changes=%d linearizable=%s virtual_ms=%d\n",
+					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.UnknownCommitted, r.Messages, r.ConfChanges, r.Linearizable, r.VirtualMS)
 			}
 			if !r.OK {
 				return &exitError{code: r.ExitCode(), err: fmt.Errorf("sim seed %d: %s failure: %s", r.Seed, r.Kind, r.Failure)}
