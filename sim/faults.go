@@ -76,10 +76,12 @@ func (s *Sim) unpause(sv *server) {
 	}
 }
 
+// countDown counts the initial servers that are down, paused or in a
+// stalled fsync.
 func (s *Sim) countDown() int {
 	n := 0
 	for _, sv := range s.servers {
-		if !sv.up || sv.paused {
+		if !sv.up || sv.paused || sv.stallUntil > s.clk.now {
 			n++
 		}
 	}

@@ -38,18 +38,15 @@ func (s *Sim) checkLinearizable() string {
 // open, a single key's history can take it longer than any bound.
 // committed counts the timed-out operations found in the sequence.
 func (s *Sim) settledHistory() (ops []porcupine.Operation, committed int) {
-	type opKey struct{ client, seq int }
 	type outcome struct {
 		res kvResult
 		at  int64
 	}
-	happened := map[opKey]outcome{}
-	kv := kvStore{}
+	happened := map[opID]outcome{}
+	kv := newKV(true) // a copy of an operation changes nothing (kvStore)
 	for _, c := range s.chk.ops {
-		res := kv.apply(c.op)
-		k := opKey{c.op.Client, c.op.Seq}
-		if _, ok := happened[k]; !ok {
-			happened[k] = outcome{res: res, at: c.at}
+		if res, applied := kv.apply(c.op); applied {
+			happened[opID{c.op.Client, c.op.Seq}] = outcome{res: res, at: c.at}
 		}
 	}
 	for _, h := range s.history {
@@ -59,7 +56,7 @@ func (s *Sim) settledHistory() (ops []porcupine.Operation, committed int) {
 		in := kvInput{Op: h.Op, Key: h.Key, Value: h.Value, Expect: h.Expect}
 		out, ret := kvOutput{Value: h.Result, OK: h.OK}, h.Return
 		if !h.Done {
-			o, ok := happened[opKey{h.Client, h.seq}]
+			o, ok := happened[opID{h.Client, h.seq}]
 			if !ok {
 				continue
 			}

@@ -33,10 +33,14 @@ const (
 
 // Sim is one simulation run.
 type Sim struct {
-	p       Params
-	voters  quorum.Config
-	clk     clock
-	rng     *rand.Rand
+	p      Params
+	voters quorum.Config
+	clk    clock
+	rng    *rand.Rand
+	// xrng draws the swarm-only faults (Params.DupProb, TickSkew,
+	// StallProb), so that a run without them draws from rng what it
+	// always did.
+	xrng    *rand.Rand
 	net     *network
 	servers []*server
 	spares  []*server // Params.Spares servers a configuration change may add
@@ -120,7 +124,7 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 	if out != nil {
 		fmt.Fprintln(out, p)
 	}
-	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), chk: newChecker()}
+	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), xrng: rand.New(rand.NewSource(p.Seed ^ 0x5ca1e)), chk: newChecker()}
 	if verbose {
 		s.log = out
 	}
@@ -164,6 +168,7 @@ func (s *Sim) setup() error {
 	s.net = newNetwork(s.p, func() int64 { return s.clk.now })
 	for i := 0; i < s.p.Nodes; i++ {
 		sv := &server{id: gpaxos.ID(i + 1), idx: i, rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(i)))}
+		sv.skew = s.drawSkew()
 		s.servers = append(s.servers, sv)
 		if err := s.start(sv); err != nil {
 			return err
@@ -176,9 +181,17 @@ func (s *Sim) setup() error {
 	for i := 0; i < s.p.Spares; i++ {
 		idx := s.p.Nodes + i
 		s.spares = append(s.spares, &server{id: gpaxos.ID(idx + 1), idx: idx,
-			rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(idx)))})
+			rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(idx))), skew: s.drawSkew()})
 	}
 	return nil
+}
+
+// drawSkew draws one server's tick skew, uniform in ±TickSkew.
+func (s *Sim) drawSkew() float64 {
+	if s.p.TickSkew == 0 {
+		return 0
+	}
+	return (2*s.xrng.Float64() - 1) * s.p.TickSkew
 }
 
 func (s *Sim) runUntil(t int64) {
@@ -197,7 +210,7 @@ func (s *Sim) heal() {
 	}
 	s.note("heal: liveness phase")
 	s.net.heal()
-	s.net.drop, s.net.slowUntil = 0, 0
+	s.net.drop, s.net.dup, s.net.slowUntil = 0, 0, 0
 	for _, sv := range s.servers {
 		if !sv.up {
 			s.restart(sv)
