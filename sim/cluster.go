@@ -10,14 +10,6 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
-// disk is what a server's stable storage holds: only state whose fsync
-// completed. A crash loses everything else.
-type disk struct {
-	hs   gpaxos.HardState
-	snap *gpaxos.Snapshot
-	ents []gpaxos.Entry
-}
-
 // server is one simulated machine.
 type server struct {
 	id      gpaxos.ID
@@ -96,20 +88,29 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn, Joining: sv.initial != nil}
 }
 
-// start (re)creates sv's node from its disk.
+// start (re)creates sv's node from its disk: the hard state, the newest
+// snapshot and the log after it.
 func (s *Sim) start(sv *server) error {
-	n, err := gpaxos.RestartNode(s.nodeConfig(sv), sv.disk.hs, sv.disk.snap, sv.disk.ents)
+	snap := sv.disk.snap()
+	var ents []gpaxos.Entry
+	if snap != nil {
+		ents = sv.disk.entsAfter(snap.Index)
+	} else {
+		ents = sv.disk.ents
+	}
+	n, err := gpaxos.RestartNode(s.nodeConfig(sv), sv.disk.hs, snap, ents)
 	if err != nil {
 		return err
 	}
 	sv.node, sv.up, sv.paused, sv.busy, sv.inbox, sv.stallUntil, sv.tickMissed = n, true, false, false, nil, 0, false
 	sv.kv, sv.pos, sv.snapIdx = newKV(s.p.DupProb > 0), -1, 0
-	if sv.disk.snap != nil {
-		sv.kv = restoreKV(sv.disk.snap.Data, s.p.DupProb > 0)
-		sv.snapIdx = sv.disk.snap.Index
-		p, ok := s.chk.posOf[sv.disk.snap.Index]
+	sv.disk.formatted = true
+	if snap != nil {
+		sv.kv = restoreKV(snap.Data, s.p.DupProb > 0)
+		sv.snapIdx = snap.Index
+		p, ok := s.chk.posOf[snap.Index]
 		if !ok {
-			s.fail(failCorrectness, "server %d restarted from snapshot at %v that no server applied", sv.id, sv.disk.snap.Index)
+			s.fail(failCorrectness, "server %d restarted from snapshot at %v that no server applied", sv.id, snap.Index)
 		}
 		sv.pos = p
 	}
@@ -227,16 +228,10 @@ func (s *Sim) persist(sv *server, rd gpaxos.Ready) {
 		d.hs = *rd.HardState
 	}
 	if rd.Snapshot != nil {
-		snap := *rd.Snapshot
-		d.snap, d.ents = &snap, nil
+		d.saveSnapshot(*rd.Snapshot, true)
 	}
 	if rd.TruncateAfter != nil {
-		z := *rd.TruncateAfter
-		i := len(d.ents)
-		for i > 0 && d.ents[i-1].Zxid > z {
-			i--
-		}
-		d.ents = d.ents[:i]
+		d.truncateAfter(*rd.TruncateAfter)
 	}
 	for _, e := range rd.Entries {
 		s.chk.recordEntry(s, e)
@@ -332,13 +327,7 @@ func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
 			if err := sv.node.Compact(last, data); err == nil {
 				// The host writes its own snapshot atomically (write, fsync,
 				// rename), so it is durable at once.
-				snap := gpaxos.Snapshot{Index: last, Voters: sv.node.ConfigAt(last), Data: data}
-				sv.disk.snap = &snap
-				i := 0
-				for i < len(sv.disk.ents) && sv.disk.ents[i].Zxid <= last {
-					i++
-				}
-				sv.disk.ents = append([]gpaxos.Entry(nil), sv.disk.ents[i:]...)
+				sv.disk.saveSnapshot(gpaxos.Snapshot{Index: last, Voters: sv.node.ConfigAt(last), Data: data}, false)
 				sv.snapIdx = last
 			}
 		}

@@ -36,6 +36,15 @@ type Options struct {
 	// swarm run never draws, so that a seed found before a kind existed
 	// replays its original schedule.
 	Without []string
+	// DiskFaults lets restarts of the safety phase find storage faults
+	// (allDiskFaults); in swarm mode the seed picks which. They are behind
+	// their own switch, off by default (and never drawn by swarm mode
+	// alone, swarmDrawsDiskFaults), because servers do not yet survive
+	// them: a server restarts from whatever its disk has left
+	// (restartAfterLoss), which loses acknowledged writes and breaks
+	// agreement. When servers that detect a loss recover before they
+	// vote again, swarm mode is to draw them like any other fault.
+	DiskFaults bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -91,6 +100,11 @@ type Params struct {
 	// busy meanwhile, as during any fsync.
 	StallProb              float64
 	StallMinUS, StallMaxUS int64
+	// DiskFaults are the storage faults a restart of the safety phase may
+	// find (allDiskFaults), DiskFaultProb how likely one restart finds one
+	// (Options.DiskFaults).
+	DiskFaults    []string
+	DiskFaultProb float64
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -113,6 +127,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
 	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
+	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -187,7 +202,38 @@ func ChooseParams(o Options) Params {
 	if p.Swarm {
 		p.drawSwarmKinds(rand.New(rand.NewSource(o.Seed^0xfa175)), o.Without)
 	}
+	p.drawDiskFaults(rand.New(rand.NewSource(o.Seed^0xd15c)), o)
+	if len(p.DiskFaults) > 0 && !p.has("crash") {
+		p.Faults = append(p.Faults, "crash") // disk faults are found at restarts
+	}
 	return p
+}
+
+// swarmDrawsDiskFaults says whether swarm mode draws disk faults without
+// Options.DiskFaults, one run in two: not until servers survive them.
+const swarmDrawsDiskFaults = false
+
+// drawDiskFaults draws the disk faults, from a stream of their own: every
+// kind in a run that is not swarm, a subset in one that is.
+func (p *Params) drawDiskFaults(r *rand.Rand, o Options) {
+	drawn := r.Intn(2) == 0
+	var kinds []string
+	for _, k := range allDiskFaults {
+		if r.Intn(2) == 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	one, prob := allDiskFaults[r.Intn(len(allDiskFaults))], 0.2+0.6*r.Float64()
+	if !o.DiskFaults && !(p.Swarm && swarmDrawsDiskFaults && drawn && !slices.Contains(o.Without, "disk")) {
+		return
+	}
+	switch {
+	case !p.Swarm:
+		kinds = allDiskFaults
+	case len(kinds) == 0:
+		kinds = []string{one}
+	}
+	p.DiskFaults, p.DiskFaultProb = kinds, prob
 }
 
 // swarmKinds are the fault kinds only swarm mode draws, each from a stream

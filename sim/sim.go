@@ -40,7 +40,9 @@ type Sim struct {
 	// xrng draws the swarm-only faults (Params.DupProb, TickSkew,
 	// StallProb), so that a run without them draws from rng what it
 	// always did.
-	xrng    *rand.Rand
+	xrng *rand.Rand
+	// drng draws the disk faults (Params.DiskFaults) likewise.
+	drng    *rand.Rand
 	net     *network
 	servers []*server
 	spares  []*server // Params.Spares servers a configuration change may add
@@ -124,7 +126,8 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 	if out != nil {
 		fmt.Fprintln(out, p)
 	}
-	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), xrng: rand.New(rand.NewSource(p.Seed ^ 0x5ca1e)), chk: newChecker()}
+	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), xrng: rand.New(rand.NewSource(p.Seed ^ 0x5ca1e)),
+		drng: rand.New(rand.NewSource(p.Seed ^ 0xd15c0)), chk: newChecker()}
 	if verbose {
 		s.log = out
 	}
