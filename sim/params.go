@@ -34,7 +34,8 @@ type Options struct {
 	NoReconfig bool
 	// Without lists fault kinds of the swarm's own stream (swarmKinds) a
 	// swarm run never draws, so that a seed found before a kind existed
-	// replays its original schedule.
+	// replays its original schedule, and disk faults (allDiskFaults) a
+	// run never injects, so that the others can be studied apart.
 	Without []string
 	// DiskFaults lets restarts of the safety phase find storage faults
 	// (allDiskFaults); in swarm mode the seed picks which. They are behind
@@ -233,7 +234,14 @@ func (p *Params) drawDiskFaults(r *rand.Rand, o Options) {
 	case len(kinds) == 0:
 		kinds = []string{one}
 	}
-	p.DiskFaults, p.DiskFaultProb = kinds, prob
+	for _, k := range kinds {
+		if !slices.Contains(o.Without, k) {
+			p.DiskFaults = append(p.DiskFaults, k)
+		}
+	}
+	if len(p.DiskFaults) > 0 {
+		p.DiskFaultProb = prob
+	}
 }
 
 // swarmKinds are the fault kinds only swarm mode draws, each from a stream

@@ -91,7 +91,7 @@ coordinator of a settled ensemble and reports the virtual time to recover.
 	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")
 	f.BoolVar(&o.Reconfig, "reconfig", false, "add configuration changes to the faults: servers removed, fresh spares added (docs/protocol.md §10); in swarm mode the seed decides unless this or --no-reconfig is given")
 	f.BoolVar(&o.NoReconfig, "no-reconfig", false, "swarm mode: never add configuration changes")
-	f.StringSliceVar(&o.Without, "without", nil, "swarm mode: fault kinds the seed may not draw (duplicate, skew, stall, disk)")
+	f.StringSliceVar(&o.Without, "without", nil, "fault kinds the run may not draw: in swarm mode duplicate, skew, stall, disk; with --disk-faults wipe, hardstate, tail, snapshot")
 	f.BoolVar(&o.DiskFaults, "disk-faults", false, "restarts may find the disk wiped, the hard state lost, the log's last records damaged or the newest snapshot corrupt (in swarm mode the seed picks which); off by default because servers do not yet recover from lost state, so such runs are expected to fail")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
