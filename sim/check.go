@@ -24,6 +24,16 @@ type checker struct {
 	// zxidOnly compares entries by zxid alone (benchmarks: hashing every
 	// payload at every server would cost more than the run it checks).
 	zxidOnly bool
+	// ops are the register operations of the canonical sequence, in its
+	// order: what settles the operations whose clients never heard back.
+	ops []committedOp
+}
+
+// committedOp is a register operation of the canonical sequence and the
+// virtual time some server first applied it.
+type committedOp struct {
+	op kvOp
+	at int64
 }
 
 type canonRec struct {
@@ -77,6 +87,11 @@ func (c *checker) applied(s *Sim, sv *server, e gpaxos.Entry) {
 		}
 		c.canon = append(c.canon, rec)
 		c.posOf[e.Zxid] = want
+		if e.Type == gpaxos.EntryNormal && !c.zxidOnly {
+			if op, ok := decodeOp(e.Data); ok {
+				c.ops = append(c.ops, committedOp{op: op, at: s.clk.now})
+			}
+		}
 		if e.Type == gpaxos.EntryConfChange {
 			if cfg, _, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
 				c.config = cfg

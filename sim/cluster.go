@@ -2,19 +2,12 @@ package sim
 
 import (
 	"math/rand"
+	"slices"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
-
-// disk is what a server's stable storage holds: only state whose fsync
-// completed. A crash loses everything else.
-type disk struct {
-	hs   gpaxos.HardState
-	snap *gpaxos.Snapshot
-	ents []gpaxos.Entry
-}
 
 // server is one simulated machine.
 type server struct {
@@ -41,6 +34,13 @@ type server struct {
 	// initial, for a spare, is the configuration that added it (its node
 	// starts from it, with an empty disk).
 	initial *quorum.Config
+	// skew is how far this server's tick period is from TickUS, as a
+	// fraction (Params.TickSkew).
+	skew float64
+	// stallUntil is when the fsync under way ends, if it stalled;
+	// tickMissed, that the node missed ticks meanwhile.
+	stallUntil int64
+	tickMissed bool
 }
 
 // voters is the voting configuration of servers 1..Nodes
@@ -64,20 +64,29 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn, Joining: sv.initial != nil}
 }
 
-// start (re)creates sv's node from its disk.
+// start (re)creates sv's node from its disk: the hard state, the newest
+// snapshot and the log after it.
 func (s *Sim) start(sv *server) error {
-	n, err := gpaxos.RestartNode(s.nodeConfig(sv), sv.disk.hs, sv.disk.snap, sv.disk.ents)
+	snap := sv.disk.snap()
+	var ents []gpaxos.Entry
+	if snap != nil {
+		ents = sv.disk.entsAfter(snap.Index)
+	} else {
+		ents = sv.disk.ents
+	}
+	n, err := gpaxos.RestartNode(s.nodeConfig(sv), sv.disk.hs, snap, ents)
 	if err != nil {
 		return err
 	}
-	sv.node, sv.up, sv.paused, sv.busy, sv.inbox = n, true, false, false, nil
-	sv.kv, sv.pos, sv.snapIdx = kvStore{}, -1, 0
-	if sv.disk.snap != nil {
-		sv.kv = restoreKV(sv.disk.snap.Data)
-		sv.snapIdx = sv.disk.snap.Index
-		p, ok := s.chk.posOf[sv.disk.snap.Index]
+	sv.node, sv.up, sv.paused, sv.busy, sv.inbox, sv.stallUntil, sv.tickMissed = n, true, false, false, nil, 0, false
+	sv.kv, sv.pos, sv.snapIdx = newKV(s.p.DupProb > 0), -1, 0
+	sv.disk.formatted = true
+	if snap != nil {
+		sv.kv = restoreKV(snap.Data, s.p.DupProb > 0)
+		sv.snapIdx = snap.Index
+		p, ok := s.chk.posOf[snap.Index]
 		if !ok {
-			s.fail(failCorrectness, "server %d restarted from snapshot at %v that no server applied", sv.id, sv.disk.snap.Index)
+			s.fail(failCorrectness, "server %d restarted from snapshot at %v that no server applied", sv.id, snap.Index)
 		}
 		sv.pos = p
 	}
@@ -86,7 +95,7 @@ func (s *Sim) start(sv *server) error {
 
 // crash stops sv; whatever it had not fsynced is lost with it.
 func (s *Sim) crash(sv *server) {
-	sv.up, sv.node, sv.inbox, sv.busy, sv.kv = false, nil, nil, false, nil
+	sv.up, sv.node, sv.inbox, sv.busy, sv.kv = false, nil, nil, false, kvStore{}
 	sv.inc++
 }
 
@@ -133,7 +142,7 @@ func (s *Sim) kick(sv *server) {
 	s.chargeCPU(sv, cost)
 	var fsync int64
 	if rd.HardState != nil || rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 {
-		fsync = s.p.FsyncUS
+		fsync = s.p.FsyncUS + s.fsyncStall(sv, int64(cost)+s.p.FsyncUS)
 	}
 	if len(rd.Early) > 0 {
 		// The early messages leave once their CPU is paid, while the
@@ -158,6 +167,10 @@ func (s *Sim) kick(sv *server) {
 		s.applyCommitted(sv, rd)
 		sv.node.Advance()
 		sv.busy = false
+		if sv.tickMissed {
+			sv.tickMissed = false
+			sv.node.Tick()
+		}
 		s.checkNode(sv)
 		s.kick(sv)
 	})
@@ -191,16 +204,10 @@ func (s *Sim) persist(sv *server, rd gpaxos.Ready) {
 		d.hs = *rd.HardState
 	}
 	if rd.Snapshot != nil {
-		snap := *rd.Snapshot
-		d.snap, d.ents = &snap, nil
+		d.saveSnapshot(*rd.Snapshot, true)
 	}
 	if rd.TruncateAfter != nil {
-		z := *rd.TruncateAfter
-		i := len(d.ents)
-		for i > 0 && d.ents[i-1].Zxid > z {
-			i--
-		}
-		d.ents = d.ents[:i]
+		d.truncateAfter(*rd.TruncateAfter)
 	}
 	for _, e := range rd.Entries {
 		s.chk.recordEntry(s, e)
@@ -227,6 +234,16 @@ func (s *Sim) sendMsg(sv *server, m gpaxos.Message) {
 		return
 	}
 	d := s.net.delay(s.rng) + s.p.Cost.LinkLatencyUS
+	if s.net.dup > 0 && s.xrng.Float64() < s.net.dup {
+		// The copy travels on its own: it may arrive first, or after a
+		// partition or a restart that the original missed.
+		c := cloneMessage(m)
+		d2 := s.net.delay(s.xrng) + s.p.Cost.LinkLatencyUS
+		if s.xrng.Intn(4) == 0 {
+			d2 += s.xrng.Int63n(1_000_000)
+		}
+		s.clk.after(d2, func() { s.deliver(to, c) })
+	}
 	if s.p.Cost.BandwidthBpUS > 0 {
 		// The sender's network interface is a queue of its own: a message
 		// leaves when the ones before it have been put on the wire.
@@ -250,7 +267,7 @@ func (s *Sim) deliver(sv *server, m gpaxos.Message) {
 // agreement checker, answers this server's clients, and compacts the log.
 func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
 	if rd.Snapshot != nil {
-		sv.kv = restoreKV(rd.Snapshot.Data)
+		sv.kv = restoreKV(rd.Snapshot.Data, s.p.DupProb > 0)
 		sv.snapIdx = rd.Snapshot.Index
 		p, ok := s.chk.posOf[rd.Snapshot.Index]
 		if !ok {
@@ -272,7 +289,10 @@ func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
 		if !ok {
 			continue
 		}
-		res := sv.kv.apply(op)
+		res, applied := sv.kv.apply(op)
+		if !applied {
+			continue
+		}
 		s.stats.commitAt(s, e.Zxid)
 		s.clientReply(sv, op, res, e.Zxid)
 	}
@@ -283,13 +303,7 @@ func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
 			if err := sv.node.Compact(last, data); err == nil {
 				// The host writes its own snapshot atomically (write, fsync,
 				// rename), so it is durable at once.
-				snap := gpaxos.Snapshot{Index: last, Voters: sv.node.ConfigAt(last), Data: data}
-				sv.disk.snap = &snap
-				i := 0
-				for i < len(sv.disk.ents) && sv.disk.ents[i].Zxid <= last {
-					i++
-				}
-				sv.disk.ents = append([]gpaxos.Entry(nil), sv.disk.ents[i:]...)
+				sv.disk.saveSnapshot(gpaxos.Snapshot{Index: last, Voters: sv.node.ConfigAt(last), Data: data}, false)
 				sv.snapIdx = last
 			}
 		}
@@ -327,10 +341,62 @@ func (s *Sim) members() []*server {
 	return out
 }
 
-// tickLoop ticks sv every TickUS from a per-server phase.
+// cloneMessage copies m as a receiver decodes it: nothing shared with
+// another copy.
+func cloneMessage(m gpaxos.Message) gpaxos.Message {
+	m.Entries = slices.Clone(m.Entries)
+	m.Down, m.GCs = slices.Clone(m.Down), slices.Clone(m.GCs)
+	m.Promisers, m.Members = slices.Clone(m.Promisers), slices.Clone(m.Members)
+	if m.Snapshot != nil {
+		sn := *m.Snapshot
+		m.Snapshot = &sn
+	}
+	return m
+}
+
+// fsyncStall is how much longer than usual an fsync of sv that starts in
+// after µs takes: usually nothing; with probability StallProb in the safety
+// phase, a stall of StallMinUS to StallMaxUS that ends by the heal, as long
+// as fewer than MaxDown servers are down, paused or stalled.
+func (s *Sim) fsyncStall(sv *server, after int64) int64 {
+	if s.p.StallProb == 0 || s.clk.now >= s.p.SafetyUS || s.xrng.Float64() >= s.p.StallProb {
+		return 0
+	}
+	d := s.p.StallMinUS + s.xrng.Int63n(s.p.StallMaxUS-s.p.StallMinUS)
+	d = min(d, s.p.SafetyUS-s.clk.now-after)
+	if d <= 0 || s.countDown() >= s.p.MaxDown {
+		return 0
+	}
+	sv.stallUntil = s.clk.now + after + d
+	s.note("fsync stall %d: %d ms", sv.id, d/1000)
+	return d
+}
+
+// tickPeriod is sv's next tick period: TickUS, off by the server's skew,
+// which drifts from tick to tick within ±TickSkew when TickDrift.
+func (s *Sim) tickPeriod(sv *server) int64 {
+	if s.p.TickSkew == 0 {
+		return s.p.TickUS
+	}
+	if s.p.TickDrift {
+		sv.skew = max(-s.p.TickSkew, min(s.p.TickSkew, sv.skew+s.p.TickSkew/10*s.xrng.NormFloat64()))
+	}
+	return int64(float64(s.p.TickUS) * (1 + sv.skew))
+}
+
+// tickLoop ticks sv every tick period (tickPeriod) from a per-server phase.
+//
+// A server ticks while it waits for an ordinary fsync (a fraction of a
+// tick), but not through a stalled one: a production server ticks its node
+// from the goroutine that fsyncs, and its ticker keeps one missed tick, so
+// it sees one tick when the stall ends. A node ticked through a stall of
+// seconds would time out and campaign again and again with none of it
+// reaching the disk or the network, which no server does.
 func (s *Sim) tickLoop(sv *server) {
-	s.clk.after(s.p.TickUS, func() {
-		if sv.up && !sv.paused && !s.failed() {
+	s.clk.after(s.tickPeriod(sv), func() {
+		if sv.stallUntil > s.clk.now {
+			sv.tickMissed = true
+		} else if sv.up && !sv.paused && !s.failed() {
 			sv.node.Tick()
 			s.checkNode(sv)
 			s.kick(sv)

@@ -11,9 +11,11 @@
 //
 // A run has a safety phase, in which faults are injected (message loss,
 // delay, partitions of several kinds, crashes that lose every write not yet
-// fsynced, restarts, pauses), then a liveness phase on a healed network with
-// every server up, which must commit new writes and bring every server to the
-// same state within a bound. The same machinery with a CPU, bandwidth and
+// fsynced, restarts, pauses; in swarm mode also duplicated messages, skewed
+// and drifting tick periods, stalled fsyncs; with --disk-faults, restarts
+// that find durable state lost), then a liveness phase on a healed network
+// with every server up, which must commit new writes and bring every server
+// to the same state within a bound. The same machinery with a CPU, bandwidth and
 // fsync cost model and no faults measures throughput (--bench).
 //
 // This package is never imported by production code.

@@ -57,11 +57,34 @@ func (s *Sim) injectFault() {
 	}
 }
 
+// restart brings sv back up from its disk. In the safety phase, with disk
+// faults enabled, the disk may have failed meanwhile (injectDiskFault); a
+// restart that finds durable state lost, as production storage would
+// (disk.lossReason), marks the disk lost and leaves the rest to
+// restartAfterLoss.
 func (s *Sim) restart(sv *server) {
 	if sv.up {
 		return
 	}
 	s.note("restart %d", sv.id)
+	if s.p.DiskFaultProb > 0 && s.clk.now < s.p.SafetyUS && s.drng.Float64() < s.p.DiskFaultProb {
+		if kind := s.injectDiskFault(sv); kind != "" {
+			s.note("disk fault %d: %s", sv.id, kind)
+		}
+	}
+	reason := sv.disk.lossReason()
+	sv.disk.repair()
+	if reason != "" {
+		sv.disk.lost, sv.disk.recoverTo = true, len(s.chk.canon)-1
+		s.note("server %d lost durable state: %s", sv.id, reason)
+		s.restartAfterLoss(sv)
+		return
+	}
+	s.startUp(sv)
+}
+
+// startUp starts sv's node from its disk and lets it work.
+func (s *Sim) startUp(sv *server) {
 	if err := s.start(sv); err != nil {
 		s.fail(failCrash, "restart %d: %v", sv.id, err)
 		return
@@ -76,10 +99,12 @@ func (s *Sim) unpause(sv *server) {
 	}
 }
 
+// countDown counts the initial servers that are down, paused or in a
+// stalled fsync.
 func (s *Sim) countDown() int {
 	n := 0
 	for _, sv := range s.servers {
-		if !sv.up || sv.paused {
+		if !sv.up || sv.paused || sv.stallUntil > s.clk.now {
 			n++
 		}
 	}

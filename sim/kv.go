@@ -47,45 +47,100 @@ type kvResult struct {
 	OK    bool   // cas: whether it wrote; write and read: true
 }
 
-// kvStore is the replicated state machine: a map applied in commit order.
-type kvStore map[string]string
-
-func (s kvStore) apply(op kvOp) kvResult {
-	switch op.Op {
-	case "read":
-		return kvResult{Value: s[op.Key], OK: true}
-	case "write":
-		s[op.Key] = op.Value
-		return kvResult{OK: true}
-	case "cas":
-		if s[op.Key] == op.Expect {
-			s[op.Key] = op.Value
-			return kvResult{OK: true}
-		}
-		return kvResult{OK: false}
-	}
-	return kvResult{}
+// kvStore is the replicated state machine: registers applied in commit
+// order.
+//
+// With once set it also applies each operation (client, seq) at most once,
+// ignoring later copies: gpaxos forwards a proposal as a message, and a
+// network that duplicates the message has the leader append it twice.
+// Production servers admit each proposal once (internal/replica's
+// sequencer); the simulated workload has no such layer, so its state
+// machine does the same at apply time, which every server does alike. Only
+// runs that duplicate messages set it, so the snapshots of the others keep
+// their contents (and their runs their schedules).
+type kvStore struct {
+	vals map[string]string
+	once map[opID]bool // applied operations, when applying at most once
 }
 
-// snapshot encodes the store deterministically (sorted keys).
+// opID names one client operation.
+type opID struct{ client, seq int }
+
+func newKV(once bool) kvStore {
+	s := kvStore{vals: map[string]string{}}
+	if once {
+		s.once = map[opID]bool{}
+	}
+	return s
+}
+
+// apply applies op; applied is false for a copy of an operation already
+// applied (only when applying at most once), which changes nothing.
+func (s kvStore) apply(op kvOp) (res kvResult, applied bool) {
+	if s.once != nil {
+		id := opID{op.Client, op.Seq}
+		if s.once[id] {
+			return kvResult{}, false
+		}
+		s.once[id] = true
+	}
+	switch op.Op {
+	case "read":
+		return kvResult{Value: s.vals[op.Key], OK: true}, true
+	case "write":
+		s.vals[op.Key] = op.Value
+		return kvResult{OK: true}, true
+	case "cas":
+		if s.vals[op.Key] == op.Expect {
+			s.vals[op.Key] = op.Value
+			return kvResult{OK: true}, true
+		}
+		return kvResult{OK: false}, true
+	}
+	return kvResult{}, true
+}
+
+// onceMark starts the snapshot keys that record applied operations; the
+// workload's keys never start with it.
+const onceMark = "\x01"
+
+// snapshot encodes the store deterministically (sorted keys), the applied
+// operations (when applying at most once) as keys of their own.
 func (s kvStore) snapshot() []byte {
-	keys := make([]string, 0, len(s))
-	for k := range s {
+	keys := make([]string, 0, len(s.vals)+len(s.once))
+	vals := make(map[string]string, len(s.vals)+len(s.once))
+	for k, v := range s.vals {
 		keys = append(keys, k)
+		vals[k] = v
+	}
+	for id := range s.once {
+		k := fmt.Sprintf("%s%d.%d", onceMark, id.client, id.seq)
+		keys = append(keys, k)
+		vals[k] = ""
 	}
 	slices.Sort(keys)
 	var b bytes.Buffer
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%s\x00%s\x00", k, s[k])
+		fmt.Fprintf(&b, "%s\x00%s\x00", k, vals[k])
 	}
 	return b.Bytes()
 }
 
-func restoreKV(data []byte) kvStore {
-	s := kvStore{}
+// restoreKV decodes a snapshot; once says whether the store applies
+// operations at most once.
+func restoreKV(data []byte, once bool) kvStore {
+	s := newKV(once)
 	f := bytes.Split(data, []byte{0})
 	for i := 0; i+1 < len(f); i += 2 {
-		s[string(f[i])] = string(f[i+1])
+		k := string(f[i])
+		if rest, ok := strings.CutPrefix(k, onceMark); ok {
+			var id opID
+			if _, err := fmt.Sscanf(rest, "%d.%d", &id.client, &id.seq); err == nil && s.once != nil {
+				s.once[id] = true
+			}
+			continue
+		}
+		s.vals[k] = string(f[i+1])
 	}
 	return s
 }

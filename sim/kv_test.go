@@ -51,9 +51,19 @@ func TestKVEncoding(t *testing.T) {
 	if _, ok := decodeOp([]byte("garbage")); ok {
 		t.Fatal("decoded garbage")
 	}
-	s := kvStore{"a": "1", "b": ""}
-	r := restoreKV(s.snapshot())
-	if len(r) != 2 || r["a"] != "1" {
-		t.Fatalf("snapshot round trip: %v", r)
+	s := newKV(true)
+	s.apply(kvOp{Client: 1, Seq: 1, Op: "write", Key: "a", Value: "1"})
+	s.apply(kvOp{Client: 1, Seq: 2, Op: "write", Key: "b"})
+	r := restoreKV(s.snapshot(), true)
+	if len(r.vals) != 2 || r.vals["a"] != "1" || len(r.once) != 2 {
+		t.Fatalf("snapshot round trip: %+v", r)
+	}
+	if _, applied := r.apply(kvOp{Client: 1, Seq: 1, Op: "write", Key: "a", Value: "2"}); applied || r.vals["a"] != "1" {
+		t.Fatalf("a copy of an applied operation applied again: %+v", r)
+	}
+	plain := newKV(false)
+	plain.apply(kvOp{Client: 1, Seq: 1, Op: "write", Key: "a", Value: "1"})
+	if got := string(plain.snapshot()); got != "a\x001\x00" {
+		t.Fatalf("snapshot without at-most-once: %q", got)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"math/rand"
 )
 
-// network is the simulated network: a delay distribution, a loss rate, and
-// a set of blocked directed links (partitions).
+// network is the simulated network: a delay distribution, a loss rate, a
+// duplication rate, and a set of blocked directed links (partitions).
 type network struct {
 	dist      string
 	minUS     int64
 	meanUS    int64
 	drop      float64
+	dup       float64 // probability that a message is delivered twice
 	n         int
 	block     []bool // block[from*n+to]
 	nBlocked  int
@@ -20,7 +21,7 @@ type network struct {
 }
 
 func newNetwork(p Params, now func() int64) *network {
-	return &network{dist: p.DelayDist, minUS: p.DelayMinUS, meanUS: p.DelayMeanUS, drop: p.DropProb, n: p.Nodes + p.Spares, now: now}
+	return &network{dist: p.DelayDist, minUS: p.DelayMinUS, meanUS: p.DelayMeanUS, drop: p.DropProb, dup: p.DupProb, n: p.Nodes + p.Spares, now: now}
 }
 
 // delay samples one message delay in µs.

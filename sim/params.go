@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 
 	"github.com/giraffe-coord/giraffe/internal/members"
@@ -30,6 +31,20 @@ type Options struct {
 	// regression seeds found before swarm mode drew them replay their
 	// original schedules.
 	NoReconfig bool
+	// Without lists fault kinds of the swarm's own stream (swarmKinds) a
+	// swarm run never draws, so that a seed found before a kind existed
+	// replays its original schedule, and disk faults (allDiskFaults) a
+	// run never injects, so that the others can be studied apart.
+	Without []string
+	// DiskFaults lets restarts of the safety phase find storage faults
+	// (allDiskFaults); in swarm mode the seed picks which. They are behind
+	// their own switch, off by default (and never drawn by swarm mode
+	// alone, swarmDrawsDiskFaults), because servers do not yet survive
+	// them: a server restarts from whatever its disk has left
+	// (restartAfterLoss), which loses acknowledged writes and breaks
+	// agreement. When servers that detect a loss recover before they
+	// vote again, swarm mode is to draw them like any other fault.
+	DiskFaults bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -67,6 +82,29 @@ type Params struct {
 	// until a change adds them (with an empty disk, as a joining server
 	// starts); ids Nodes+1 … Nodes+Spares.
 	Spares int
+	// Faults only swarm mode draws, each from the seed, from a stream of
+	// their own (swarmKinds); zero values turn them off.
+	//
+	// DupProb is the probability that a message is delivered twice, the
+	// copy after a delay of its own (so possibly first, or much later),
+	// until the heal.
+	DupProb float64
+	// TickSkew is how far a server's tick period may be from TickUS, as a
+	// fraction (0.2: ±20%); each server draws its own. With TickDrift the
+	// period wanders within that bound from tick to tick instead of
+	// staying fixed.
+	TickSkew  float64
+	TickDrift bool
+	// StallProb is the probability that an fsync of the safety phase
+	// stalls for StallMinUS to StallMaxUS (ending by the heal), the server
+	// busy meanwhile, as during any fsync.
+	StallProb              float64
+	StallMinUS, StallMaxUS int64
+	// DiskFaults are the storage faults a restart of the safety phase may
+	// find (allDiskFaults), DiskFaultProb how likely one restart finds one
+	// (Options.DiskFaults).
+	DiskFaults    []string
+	DiskFaultProb float64
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -88,6 +126,8 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
 	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
+	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
+	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -159,7 +199,72 @@ func ChooseParams(o Options) Params {
 	if p.Reconfig {
 		p.Spares = 1 + rr.Intn(3)
 	}
+	if p.Swarm {
+		p.drawSwarmKinds(rand.New(rand.NewSource(o.Seed^0xfa175)), o.Without)
+	}
+	p.drawDiskFaults(rand.New(rand.NewSource(o.Seed^0xd15c)), o)
+	if len(p.DiskFaults) > 0 && !p.has("crash") {
+		p.Faults = append(p.Faults, "crash") // disk faults are found at restarts
+	}
 	return p
+}
+
+// swarmDrawsDiskFaults says whether swarm mode draws disk faults without
+// Options.DiskFaults, one run in two: not until servers survive them.
+const swarmDrawsDiskFaults = false
+
+// drawDiskFaults draws the disk faults, from a stream of their own: every
+// kind in a run that is not swarm, a subset in one that is.
+func (p *Params) drawDiskFaults(r *rand.Rand, o Options) {
+	drawn := r.Intn(2) == 0
+	var kinds []string
+	for _, k := range allDiskFaults {
+		if r.Intn(2) == 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	one, prob := allDiskFaults[r.Intn(len(allDiskFaults))], 0.2+0.6*r.Float64()
+	if !o.DiskFaults && !(p.Swarm && swarmDrawsDiskFaults && drawn && !slices.Contains(o.Without, "disk")) {
+		return
+	}
+	switch {
+	case !p.Swarm:
+		kinds = allDiskFaults
+	case len(kinds) == 0:
+		kinds = []string{one}
+	}
+	for _, k := range kinds {
+		if !slices.Contains(o.Without, k) {
+			p.DiskFaults = append(p.DiskFaults, k)
+		}
+	}
+	if len(p.DiskFaults) > 0 {
+		p.DiskFaultProb = prob
+	}
+}
+
+// swarmKinds are the fault kinds only swarm mode draws, each from a stream
+// of its own, so that drawing them leaves the parameters above as they
+// were: messages duplicated, tick periods skewed, fsyncs stalled.
+var swarmKinds = []string{"duplicate", "skew", "stall"}
+
+// drawSwarmKinds draws whether each of swarmKinds is on, and how much, one
+// run in two each; every draw is made whatever is chosen or excluded, so a
+// kind's parameters do not depend on the others'.
+func (p *Params) drawSwarmKinds(r *rand.Rand, without []string) {
+	on := func(kind string) bool { return r.Intn(2) == 0 && !slices.Contains(without, kind) }
+	dup, dupProb := on("duplicate"), 0.01+0.14*r.Float64()
+	skew, tickSkew, drift := on("skew"), 0.02+0.18*r.Float64(), r.Intn(2) == 0
+	stall, stallProb := on("stall"), 0.0005+0.0045*r.Float64()
+	if dup {
+		p.DupProb = dupProb
+	}
+	if skew {
+		p.TickSkew, p.TickDrift = tickSkew, drift
+	}
+	if stall {
+		p.StallProb, p.StallMinUS, p.StallMaxUS = stallProb, 500_000, 5_000_000
+	}
 }
 
 func (p Params) has(fault string) bool {

@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/rand"
 	"runtime/debug"
-	"time"
 
-	"github.com/anishathalye/porcupine"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
@@ -22,6 +19,7 @@ const (
 	failCorrectness          // a checker found a safety violation
 	failLiveness             // the healed cluster did not converge in time
 	failCrash                // the code under test panicked or errored
+	failUndecided            // the linearizability check could not decide
 )
 
 // Exit codes of `giraffe-lab sim`, one per kind of failure.
@@ -30,14 +28,21 @@ const (
 	ExitCorrectness = 2
 	ExitLiveness    = 3
 	ExitCrash       = 4
+	ExitUndecided   = 5
 )
 
 // Sim is one simulation run.
 type Sim struct {
-	p       Params
-	voters  quorum.Config
-	clk     clock
-	rng     *rand.Rand
+	p      Params
+	voters quorum.Config
+	clk    clock
+	rng    *rand.Rand
+	// xrng draws the swarm-only faults (Params.DupProb, TickSkew,
+	// StallProb), so that a run without them draws from rng what it
+	// always did.
+	xrng *rand.Rand
+	// drng draws the disk faults (Params.DiskFaults) likewise.
+	drng    *rand.Rand
 	net     *network
 	servers []*server
 	spares  []*server // Params.Spares servers a configuration change may add
@@ -59,6 +64,9 @@ type stats struct {
 	commits  int
 	postHeal int
 	commitTS map[gpaxos.Zxid]int64
+	// unknownCommitted counts the timed-out operations the committed
+	// sequence shows took effect.
+	unknownCommitted int
 }
 
 // commitAt counts an entry's first application anywhere as its commit.
@@ -74,20 +82,23 @@ func (st *stats) commitAt(s *Sim, z gpaxos.Zxid) {
 
 // Result summarizes a run.
 type Result struct {
-	Seed         int64  `json:"seed"`
-	OK           bool   `json:"ok"`
-	Failure      string `json:"failure,omitempty"`
-	Kind         string `json:"kind,omitempty"`
-	Commits      int    `json:"commits"`
-	Ops          int    `json:"ops"`
-	OpsOK        int    `json:"ops_ok"`
-	OpsUnknown   int    `json:"ops_unknown"`
-	Messages     int    `json:"messages"`
-	ConfChanges  int    `json:"conf_changes"`
-	Linearizable string `json:"linearizable"`
-	VirtualMS    int64  `json:"virtual_ms"`
-	exit         int
-	history      []*histOp
+	Seed       int64  `json:"seed"`
+	OK         bool   `json:"ok"`
+	Failure    string `json:"failure,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Commits    int    `json:"commits"`
+	Ops        int    `json:"ops"`
+	OpsOK      int    `json:"ops_ok"`
+	OpsUnknown int    `json:"ops_unknown"`
+	// UnknownCommitted of the OpsUnknown took effect (their entries
+	// committed); the others did not.
+	UnknownCommitted int    `json:"unknown_committed"`
+	Messages         int    `json:"messages"`
+	ConfChanges      int    `json:"conf_changes"`
+	Linearizable     string `json:"linearizable"`
+	VirtualMS        int64  `json:"virtual_ms"`
+	exit             int
+	history          []*histOp
 }
 
 // ExitCode is the process exit status for r.
@@ -115,7 +126,8 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 	if out != nil {
 		fmt.Fprintln(out, p)
 	}
-	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), chk: newChecker()}
+	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), xrng: rand.New(rand.NewSource(p.Seed ^ 0x5ca1e)),
+		drng: rand.New(rand.NewSource(p.Seed ^ 0xd15c0)), chk: newChecker()}
 	if verbose {
 		s.log = out
 	}
@@ -159,6 +171,7 @@ func (s *Sim) setup() error {
 	s.net = newNetwork(s.p, func() int64 { return s.clk.now })
 	for i := 0; i < s.p.Nodes; i++ {
 		sv := &server{id: gpaxos.ID(i + 1), idx: i, rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(i)))}
+		sv.skew = s.drawSkew()
 		s.servers = append(s.servers, sv)
 		if err := s.start(sv); err != nil {
 			return err
@@ -171,9 +184,17 @@ func (s *Sim) setup() error {
 	for i := 0; i < s.p.Spares; i++ {
 		idx := s.p.Nodes + i
 		s.spares = append(s.spares, &server{id: gpaxos.ID(idx + 1), idx: idx,
-			rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(idx)))})
+			rng: rand.New(rand.NewSource(s.p.Seed*1_000_003 + int64(idx))), skew: s.drawSkew()})
 	}
 	return nil
+}
+
+// drawSkew draws one server's tick skew, uniform in ±TickSkew.
+func (s *Sim) drawSkew() float64 {
+	if s.p.TickSkew == 0 {
+		return 0
+	}
+	return (2*s.xrng.Float64() - 1) * s.p.TickSkew
 }
 
 func (s *Sim) runUntil(t int64) {
@@ -192,7 +213,7 @@ func (s *Sim) heal() {
 	}
 	s.note("heal: liveness phase")
 	s.net.heal()
-	s.net.drop, s.net.slowUntil = 0, 0
+	s.net.drop, s.net.dup, s.net.slowUntil = 0, 0, 0
 	for _, sv := range s.servers {
 		if !sv.up {
 			s.restart(sv)
@@ -246,31 +267,10 @@ func (s *Sim) converged() bool {
 	return leader
 }
 
-// checkLinearizable runs porcupine on the client history.
-func (s *Sim) checkLinearizable() string {
-	var ops []porcupine.Operation
-	for _, h := range s.history {
-		if h.Dropped {
-			continue
-		}
-		in := kvInput{Op: h.Op, Key: h.Key, Value: h.Value, Expect: h.Expect}
-		out := kvOutput{Value: h.Result, OK: h.OK, Unknown: !h.Done}
-		ret := h.Return
-		if !h.Done {
-			ret = math.MaxInt64
-		}
-		ops = append(ops, porcupine.Operation{ClientId: h.Client, Input: in, Call: h.Call, Output: out, Return: ret})
-	}
-	r := porcupine.CheckOperationsTimeout(kvModel, ops, 20*time.Second)
-	if r == porcupine.Illegal {
-		s.fail(failCorrectness, "linearizability: the client history is not linearizable")
-	}
-	return string(r)
-}
-
 func (s *Sim) result(lin string) Result {
 	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
-		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history}
+		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history,
+		UnknownCommitted: s.stats.unknownCommitted}
 	for _, h := range s.history {
 		if h.Dropped {
 			continue
@@ -289,6 +289,8 @@ func (s *Sim) result(lin string) Result {
 		r.Kind, r.exit = "liveness", ExitLiveness
 	case failCrash:
 		r.Kind, r.exit = "crash", ExitCrash
+	case failUndecided:
+		r.Kind, r.exit = "undecided", ExitUndecided
 	}
 	return r
 }

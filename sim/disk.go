@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// keepSnaps is how many snapshots a disk retains, as production does.
+const keepSnaps = 3
+
+// disk is what a server's stable storage holds: only state whose fsync
+// completed. A crash loses everything else; a storage fault (injectDiskFault)
+// loses more, and leaves a mark that recover finds.
+type disk struct {
+	hs gpaxos.HardState
+	// snaps are the retained snapshots, oldest first: a restart reads the
+	// newest and falls back to older ones when it is corrupt.
+	snaps []gpaxos.Snapshot
+	// ents are the log: every entry accepted after base, in zxid order.
+	ents []gpaxos.Entry
+	// base is where the log starts: a snapshot installed from a peer (the
+	// log before it is dropped), or the oldest retained snapshot (purging
+	// a snapshot purges the log only it needed).
+	base gpaxos.Zxid
+
+	// The marks of storage faults, as production storage finds them.
+	formatted bool // the identity file exists: written at the first start
+	noHS      bool // the hard state file is missing
+	damaged   bool // the log's last records fail their checksum
+	corrupt   int  // this many of the newest snapshots fail their checksum
+
+	// lost: the server restarted after losing durable state and has not
+	// yet caught up to recoverTo, the canonical position at the loss.
+	lost      bool
+	recoverTo int
+}
+
+// snap is the newest snapshot, nil when none.
+func (d *disk) snap() *gpaxos.Snapshot {
+	if len(d.snaps) == 0 {
+		return nil
+	}
+	return &d.snaps[len(d.snaps)-1]
+}
+
+// entsAfter is the log after z.
+func (d *disk) entsAfter(z gpaxos.Zxid) []gpaxos.Entry {
+	i := 0
+	for i < len(d.ents) && d.ents[i].Zxid <= z {
+		i++
+	}
+	return d.ents[i:]
+}
+
+// saveSnapshot makes snap the newest snapshot: one installed from a peer
+// replaces the log, one the server took keeps the log after the oldest
+// snapshot retained.
+func (d *disk) saveSnapshot(snap gpaxos.Snapshot, installed bool) {
+	d.snaps = append(d.snaps, snap)
+	if len(d.snaps) > keepSnaps {
+		d.snaps = slices.Delete(d.snaps, 0, len(d.snaps)-keepSnaps)
+	}
+	if installed {
+		d.ents, d.base = nil, snap.Index
+		return
+	}
+	if oldest := d.snaps[0].Index; oldest > d.base {
+		d.ents = slices.Clone(d.entsAfter(oldest))
+		d.base = oldest
+	}
+}
+
+// truncateAfter drops the log's entries after z.
+func (d *disk) truncateAfter(z gpaxos.Zxid) {
+	i := len(d.ents)
+	for i > 0 && d.ents[i-1].Zxid > z {
+		i--
+	}
+	d.ents = d.ents[:i]
+}
+
+// allDiskFaults are the storage faults a restart may find (Params.DiskFaults):
+// the data directory wiped (an operator swapped the disk), the hard state
+// file lost with the log kept, the last records of the log damaged (a disk
+// that acknowledged an fsync it did not make), the newest snapshot corrupt
+// (the restart falls back to an older one).
+var allDiskFaults = []string{"wipe", "hardstate", "tail", "snapshot"}
+
+// maxDamagedRecords bounds the log records a "tail" fault damages.
+const maxDamagedRecords = 8
+
+// injectDiskFault damages sv's disk, stopped, with one of the enabled
+// faults, as its restart will find it; it returns the fault, "" when it
+// made none (the fault did not apply to this disk, or a loss of durable
+// state was not allowed now: mayLose).
+func (s *Sim) injectDiskFault(sv *server) string {
+	d := sv.disk
+	kind := s.p.DiskFaults[s.drng.Intn(len(s.p.DiskFaults))]
+	switch kind {
+	case "wipe":
+		d = disk{}
+	case "hardstate":
+		d.hs, d.noHS = gpaxos.HardState{}, true
+	case "tail":
+		var after gpaxos.Zxid
+		if sn := d.snap(); sn != nil {
+			after = sn.Index
+		}
+		n := len(d.entsAfter(after))
+		if n == 0 {
+			return ""
+		}
+		d.ents = d.ents[:len(d.ents)-1-s.drng.Intn(min(n, maxDamagedRecords))]
+		d.damaged = true
+	case "snapshot":
+		if len(d.snaps) == 0 {
+			return ""
+		}
+		d.corrupt = 1
+	}
+	if d.lossReason() != "" && !s.mayLose(sv) {
+		return ""
+	}
+	sv.disk = d
+	return kind
+}
+
+// lossReason is how production storage, opening d, finds that durable
+// state was lost, "" when nothing was: a missing identity file, a missing
+// hard state, a record that fails its checksum, or a snapshot to fall back
+// to that is older than the log's base (the log after it has a gap). A
+// corrupt snapshot with an older one to fall back to and the log since is
+// no loss: the restart replays more of the log.
+func (d *disk) lossReason() string {
+	switch {
+	case !d.formatted:
+		return "data directory empty"
+	case d.noHS:
+		return "hard state missing"
+	case d.damaged:
+		return "log record fails its checksum"
+	case d.corrupt > 0:
+		var fallback gpaxos.Zxid
+		if i := len(d.snaps) - 1 - d.corrupt; i >= 0 {
+			fallback = d.snaps[i].Index
+		}
+		if fallback < d.base {
+			return "snapshot older than the log's base"
+		}
+	}
+	return ""
+}
+
+// repair is what production storage does with what it found at open: it
+// drops the corrupt snapshots and the damaged records (already gone from
+// ents), and writes the identity and hard state files again.
+func (d *disk) repair() {
+	d.snaps = d.snaps[:len(d.snaps)-d.corrupt]
+	d.corrupt, d.noHS, d.damaged, d.formatted = 0, false, false, true
+}
+
+// recovering reports whether sv lost durable state and has not yet caught
+// up with what was committed when it did.
+func (s *Sim) recovering(sv *server) bool {
+	return sv.disk.lost && !(sv.up && sv.pos >= sv.disk.recoverTo)
+}
+
+// mayLose reports whether sv may lose durable state now. The servers
+// recovering from a loss, sv with them, stay at most half of the smallest
+// quorum (one at least) and leave a quorum of servers with whole storage,
+// from which they can recover: a loss beyond that can lose committed
+// entries on every copy, which no protocol survives.
+func (s *Sim) mayLose(sv *server) bool {
+	cfg := s.committedVoters()
+	lost := map[gpaxos.ID]bool{sv.id: true}
+	for _, o := range s.members() {
+		if s.recovering(o) {
+			lost[o.id] = true
+		}
+	}
+	return len(lost) <= max(1, smallestQuorum(cfg)/2) && cfg.IsQuorum(func(id gpaxos.ID) bool { return !lost[id] })
+}
+
+// smallestQuorum is the size of cfg's smallest quorum: majorities of
+// groups that weigh more than half of all voters.
+func smallestQuorum(cfg quorum.Config) int {
+	best := cfg.Total()
+	for set := 1; set < 1<<len(cfg.Groups); set++ {
+		weight, size := 0, 0
+		for g, members := range cfg.Groups {
+			if set&(1<<g) != 0 {
+				weight += len(members)
+				size += quorum.Majority(len(members))
+			}
+		}
+		if 2*weight > cfg.Total() && size < best {
+			best = size
+		}
+	}
+	return best
+}
+
+// restartAfterLoss restarts sv after its storage lost durable state
+// (sv.disk.lost): the one place that decides what such a server does.
+// It starts the node from whatever is left, as if nothing had been lost,
+// which is unsafe: the server may promise again an epoch it promised, or
+// count for a quorum without entries it acknowledged.
+func (s *Sim) restartAfterLoss(sv *server) {
+	s.startUp(sv)
+}
