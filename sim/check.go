@@ -109,6 +109,9 @@ func (s *Sim) checkNode(sv *server) {
 	}
 	st := sv.node.Status()
 	hs := st.HardState
+	if sv.disk.recovering && !st.Recovering {
+		sv.disk.recovering = false // production rewrites its identity (replica.maybeRecovered)
+	}
 	switch {
 	case hs.Current > hs.Promised:
 		s.fail(failCorrectness, "invariant: server %d follows epoch %d beyond its promise %d", sv.id, hs.Current, hs.Promised)

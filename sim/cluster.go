@@ -34,6 +34,8 @@ type server struct {
 	// initial, for a spare, is the configuration that added it (its node
 	// starts from it, with an empty disk).
 	initial *quorum.Config
+	// lives counts the incarnations of the server's durable state.
+	lives int
 	// skew is how far this server's tick period is from TickUS, as a
 	// fraction (Params.TickSkew).
 	skew float64
@@ -60,8 +62,12 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 	if sv.initial != nil {
 		v = *sv.initial
 	}
+	if sv.disk.incarnation == 0 {
+		s.newIncarnation(sv) // the first start writes the identity
+	}
 	return gpaxos.Config{ID: sv.id, Voters: v, Topology: topo, HeartbeatTicks: s.p.HeartbeatTicks,
-		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn, Joining: sv.initial != nil}
+		ElectionTicks: s.p.ElectionTicks, MaxBatch: s.p.MaxBatch, Rand: sv.rng.Intn, Joining: sv.initial != nil,
+		Incarnation: sv.disk.incarnation, Recovering: sv.disk.recovering}
 }
 
 // start (re)creates sv's node from its disk: the hard state, the newest

@@ -25,6 +25,12 @@ type disk struct {
 	// a snapshot purges the log only it needed).
 	base gpaxos.Zxid
 
+	// The identity file (internal/replica identity.go): the incarnation of
+	// this disk's durable state, and whether the server lost state and
+	// waits to be registered anew before it votes.
+	incarnation uint64
+	recovering  bool
+
 	// The marks of storage faults, as production storage finds them.
 	formatted bool // the identity file exists: written at the first start
 	noHS      bool // the hard state file is missing
@@ -136,7 +142,7 @@ func (s *Sim) injectDiskFault(sv *server) string {
 func (d *disk) lossReason() string {
 	switch {
 	case !d.formatted:
-		return "data directory empty"
+		return reasonEmpty
 	case d.noHS:
 		return "hard state missing"
 	case d.damaged:
@@ -153,6 +159,10 @@ func (d *disk) lossReason() string {
 	return ""
 }
 
+// reasonEmpty is lossReason's answer for a data directory without an
+// identity (a replaced disk).
+const reasonEmpty = "data directory empty"
+
 // repair is what production storage does with what it found at open: it
 // drops the corrupt snapshots and the damaged records (already gone from
 // ents), and writes the identity and hard state files again.
@@ -161,10 +171,19 @@ func (d *disk) repair() {
 	d.corrupt, d.noHS, d.damaged, d.formatted = 0, false, false, true
 }
 
-// recovering reports whether sv lost durable state and has not yet caught
-// up with what was committed when it did.
+// recovering reports whether sv lost durable state and does not vote yet:
+// it votes again once the configuration registers its new incarnation
+// and that registration has committed (docs/protocol.md §11), which also
+// means it has caught up with what was committed when it lost its state.
 func (s *Sim) recovering(sv *server) bool {
-	return sv.disk.lost && !(sv.up && sv.pos >= sv.disk.recoverTo)
+	if !sv.disk.lost {
+		return false
+	}
+	if !sv.up || sv.node == nil {
+		return true
+	}
+	st := sv.node.Status()
+	return !st.Registered || st.Recovering || sv.pos < sv.disk.recoverTo
 }
 
 // mayLose reports whether sv may lose durable state now. The servers
@@ -203,10 +222,22 @@ func smallestQuorum(cfg quorum.Config) int {
 }
 
 // restartAfterLoss restarts sv after its storage lost durable state
-// (sv.disk.lost): the one place that decides what such a server does.
-// It starts the node from whatever is left, as if nothing had been lost,
-// which is unsafe: the server may promise again an epoch it promised, or
-// count for a quorum without entries it acknowledged.
-func (s *Sim) restartAfterLoss(sv *server) {
+// (sv.disk.lost), as production storage does: an empty data directory is
+// a new disk, which gets a new incarnation and looks like a new server
+// (the registrations in the others' configurations keep its votes from
+// counting); any other loss is set aside, and the server starts empty as a
+// new incarnation in recovery, voting only once registered anew
+// (docs/protocol.md §11).
+func (s *Sim) restartAfterLoss(sv *server, reason string) {
+	recovering := reason != reasonEmpty
+	sv.disk = disk{formatted: true, recovering: recovering, lost: true, recoverTo: sv.disk.recoverTo}
+	s.newIncarnation(sv)
 	s.startUp(sv)
+}
+
+// newIncarnation gives sv's disk the next incarnation of sv: unique to the
+// server and the life of its durable state, deterministic for a seed.
+func (s *Sim) newIncarnation(sv *server) {
+	sv.lives++
+	sv.disk.incarnation = uint64(sv.id)<<32 | uint64(sv.lives)
 }

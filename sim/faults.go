@@ -77,7 +77,7 @@ func (s *Sim) restart(sv *server) {
 	if reason != "" {
 		sv.disk.lost, sv.disk.recoverTo = true, len(s.chk.canon)-1
 		s.note("server %d lost durable state: %s", sv.id, reason)
-		s.restartAfterLoss(sv)
+		s.restartAfterLoss(sv, reason)
 		return
 	}
 	s.startUp(sv)
