@@ -225,6 +225,15 @@ func (n *Node) adoptHistoryAs(m Message) bool {
 		n.hs.Current = cur
 	}
 	n.hs.Promised, n.hs.Leader = p, l
+	if ok && n.hs.Current > n.hs.Promised {
+		// The adopted history follows an epoch newer than this server's
+		// own promise (its group took no part in the quorum). It may not
+		// lead at once (the history can carry a configuration under which
+		// it must count its promises again), and a Current above the
+		// promise must never reach the disk: the candidate promises its
+		// own epoch, above every epoch a history can follow.
+		n.hs.Promised, n.hs.Leader = n.glCand.epoch, n.id
+	}
 	return ok
 }
 
@@ -384,7 +393,7 @@ func (n *Node) handleGAck(m Message) {
 		return
 	}
 	x := &gl.groups[m.Group]
-	if m.GroupEpoch < x.ge {
+	if m.GroupEpoch < x.ge && n.stillCoordinates(m.Group, x.gc) {
 		return // a replaced coordinator
 	}
 	if m.GroupEpoch > x.ge || x.gc != m.From {
@@ -401,6 +410,16 @@ func (n *Node) handleGAck(m Message) {
 	n.advanceCommit(c)
 }
 
+// stillCoordinates reports whether gc, which the leader takes for group
+// g's coordinator, may still be it: a member of g in the leader's
+// configuration. Group epochs only order the coordinators of one set of
+// members; once every member that knew the old group epoch has been
+// replaced, the new members count theirs from scratch, and the leader
+// follows them instead of waiting for a group epoch they never reach.
+func (n *Node) stillCoordinates(g int, gc ID) bool {
+	return gc != None && slices.Contains(n.voters.Groups[g], gc)
+}
+
 // handleGCHello registers a coordinator (possibly a new one after group
 // recovery) and synchronizes it.
 func (n *Node) handleGCHello(m Message) {
@@ -415,10 +434,10 @@ func (n *Node) handleGCHello(m Message) {
 		return
 	}
 	x := &gl.groups[m.Group]
-	if m.GroupEpoch < x.ge {
+	if m.GroupEpoch < x.ge && n.stillCoordinates(m.Group, x.gc) {
 		return
 	}
-	if m.GroupEpoch > x.ge || x.gc != m.From {
+	if m.GroupEpoch != x.ge || x.gc != m.From {
 		*x = glGroup{gc: m.From, ge: m.GroupEpoch}
 	}
 	x.heard = n.tick
