@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/binary"
 	"sync"
 
 	"github.com/giraffe-coord/giraffe/internal/members"
@@ -52,4 +53,27 @@ func (ms *membershipState) setVoters(voters quorum.Config) {
 	m := ms.m
 	ms.mu.Unlock()
 	ms.set(m, voters)
+}
+
+// A configuration change's context (replica.ConfCommitted.Context) is the
+// membership after the change, in the /zookeeper/config format, behind
+// confContextMagic and the time (ms) the proposer decided for the write of
+// /zookeeper/config: every replica applies it with that time, so their
+// trees, digests and snapshots stay equal. Contexts without the magic,
+// ordered before it existed, carry the membership alone and write time 0.
+const confContextMagic = "GCC1"
+
+// encodeConfContext builds a change's context.
+func encodeConfContext(timeMs int64, membership []byte) []byte {
+	b := binary.BigEndian.AppendUint64([]byte(confContextMagic), uint64(timeMs))
+	return append(b, membership...)
+}
+
+// decodeConfContext splits a change's context into its time and its
+// membership.
+func decodeConfContext(ctx []byte) (timeMs int64, membership []byte) {
+	if len(ctx) >= len(confContextMagic)+8 && string(ctx[:len(confContextMagic)]) == confContextMagic {
+		return int64(binary.BigEndian.Uint64(ctx[len(confContextMagic):])), ctx[len(confContextMagic)+8:]
+	}
+	return 0, ctx
 }

@@ -43,7 +43,10 @@ func openReplica(s *Server) (*replicated, error) {
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
 		// A server being added must be reachable as soon as the change is
 		// appended: its coordinator relays to it before the change commits.
-		OnConfig: func(_ quorum.Config, context []byte) { s.learnAddresses(tr, context) },
+		OnConfig: func(_ quorum.Config, context []byte) {
+			_, membership := decodeConfContext(context)
+			s.learnAddresses(tr, membership)
+		},
 		OnSync:   s.metrics.observeSync,
 	})
 	if err != nil {

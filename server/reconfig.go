@@ -76,7 +76,7 @@ func (s *Server) runSteps(ctx context.Context, steps []members.Step) error {
 	for _, st := range steps {
 		deadline := time.Now().Add(timeout)
 		for {
-			err := rp.rep.ProposeConfChange(st.Change, st.After.Encode())
+			err := rp.rep.ProposeConfChange(st.Change, encodeConfContext(time.Now().UnixMilli(), st.After.Encode()))
 			if err == nil {
 				break
 			}

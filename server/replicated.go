@@ -388,8 +388,9 @@ func (r *replicated) applyConf(c *replica.Committed) {
 		s.membership.setVoters(c.Conf.Voters)
 		return
 	}
-	data := append(bytes.Clone(c.Conf.Context), fmt.Sprintf("version=%x\n", uint64(c.Zxid))...)
-	trig := s.tree.SetConfig(data, int64(c.Zxid), time.Now().UnixMilli())
+	mtime, membership := decodeConfContext(c.Conf.Context)
+	data := append(bytes.Clone(membership), fmt.Sprintf("version=%x\n", uint64(c.Zxid))...)
+	trig := s.tree.SetConfig(data, int64(c.Zxid), mtime)
 	r.deliveries = s.triggerWatches([]datatree.Trigger{trig}, r.deliveries[:0])
 	r.sinceSnap++
 	r.adoptMembership(data, c.Conf.Voters)
