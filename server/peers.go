@@ -47,7 +47,7 @@ func openReplica(s *Server) (*replicated, error) {
 			_, membership := decodeConfContext(context)
 			s.learnAddresses(tr, membership)
 		},
-		OnSync:   s.metrics.observeSync,
+		OnSync: s.metrics.observeSync,
 	})
 	if err != nil {
 		tr.Close()
