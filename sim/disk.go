@@ -129,6 +129,13 @@ func (s *Sim) injectDiskFault(sv *server) string {
 	if d.lossReason() != "" && !s.mayLose(sv) {
 		return ""
 	}
+	if kind == "wipe" && !s.registeredEverywhere(sv) {
+		// A new disk looks like a new server. Until every server counts
+		// only sv's registered incarnation, one that still counts any
+		// would count the new disk's empty promises for sv: the window
+		// docs/protocol.md §11 leaves uncovered, which no disk can close.
+		return ""
+	}
 	sv.disk = d
 	return kind
 }
@@ -200,6 +207,23 @@ func (s *Sim) mayLose(sv *server) bool {
 		}
 	}
 	return len(lost) <= max(1, smallestQuorum(cfg)/2) && cfg.IsQuorum(func(id gpaxos.ID) bool { return !lost[id] })
+}
+
+// registeredEverywhere reports whether every member's configuration
+// registers sv's incarnation.
+func (s *Sim) registeredEverywhere(sv *server) bool {
+	for _, o := range s.members() {
+		if o.node == nil {
+			if o.disk.incarnation != 0 {
+				return false // down: its configuration is unknown here
+			}
+			continue
+		}
+		if inc, ok := o.node.Voters().Incarnations[sv.id]; !ok || inc != sv.disk.incarnation {
+			return false
+		}
+	}
+	return true
 }
 
 // smallestQuorum is the size of cfg's smallest quorum: majorities of
