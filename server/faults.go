@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/transport"
 )
@@ -11,7 +14,9 @@ import (
 // faultsHandler serves /faults on the metrics port: GET shows the faults
 // injected into this server's peer transport, POST applies a spec
 // (transport.ParseFaultSpec: "drop ID P; delay ID D [JITTER]; block ID
-// [in|out|both]; unblock ID; isolate; pause; resume; heal").
+// [in|out|both]; unblock ID; isolate; pause; resume; heal"), or
+// "stall-fsync D [N]": the next N (default 1) fsyncs of the replica's log
+// each take D longer.
 // It exists for tests (the kernel here has no netem).
 func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 	if s.faults == nil {
@@ -20,6 +25,10 @@ func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 4096))
+		if err == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "stall-fsync") {
+			s.stallFsync(w, string(body))
+			return
+		}
 		var spec transport.FaultSpec
 		if err == nil {
 			spec, err = transport.ParseFaultSpec(string(body))
@@ -32,4 +41,34 @@ func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("fault injection changed", "faults", s.faults.Spec().String())
 	}
 	fmt.Fprintln(w, s.faults.Spec().String())
+}
+
+// stallFsync applies "stall-fsync D [N]".
+func (s *Server) stallFsync(w http.ResponseWriter, spec string) {
+	rp, ok := s.pipe.(*replicated)
+	f := strings.Fields(spec)
+	var d time.Duration
+	var err error
+	n := 1
+	if len(f) >= 2 && len(f) <= 3 {
+		d, err = time.ParseDuration(f[1])
+		if err == nil && len(f) == 3 {
+			n, err = strconv.Atoi(f[2])
+		}
+	} else {
+		err = fmt.Errorf("want stall-fsync DURATION [COUNT]")
+	}
+	if err == nil && (d <= 0 || d > time.Minute || n <= 0) {
+		err = fmt.Errorf("stall-fsync: duration in (0, 1m] and a positive count")
+	}
+	if !ok || err != nil {
+		if err == nil {
+			err = fmt.Errorf("not an ensemble member")
+		}
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rp.rep.StallFsync(d, n)
+	s.log.Warn("fault injection: fsync stall", "delay", d, "count", n)
+	fmt.Fprintf(w, "stall-fsync %v %d\n", d, n)
 }

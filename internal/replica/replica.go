@@ -272,6 +272,15 @@ func (r *Replica) SaveSnapshot(index gpaxos.Zxid, data []byte) error {
 	return <-req.done
 }
 
+// StallFsync makes the next count fsyncs of the log each take d longer,
+// as a disk that stops answering for a while does (fault injection for
+// tests: server's /faults "stall-fsync").
+func (r *Replica) StallFsync(d time.Duration, count int) {
+	r.st.stall.mu.Lock()
+	r.st.stall.d, r.st.stall.count = d, count
+	r.st.stall.mu.Unlock()
+}
+
 func (r *Replica) fail(err error) {
 	r.err.CompareAndSwap(nil, &err)
 	r.cfg.Logger.Error("replica stopped", "err", err)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
@@ -40,6 +41,28 @@ type storage struct {
 	id   identity
 	// onSync, if set, hears of every fsync of the log (Config.OnSync).
 	onSync func(entries int, took time.Duration)
+	// stall is a delay injected before the next fsyncs (Replica.StallFsync).
+	stall stall
+}
+
+// stall delays fsyncs, as a disk that stops answering for a while does:
+// the next count fsyncs of the log each wait d first. It is set from
+// another goroutine (the fault-injection endpoint).
+type stall struct {
+	mu    sync.Mutex
+	d     time.Duration
+	count int
+}
+
+// take returns how long the fsync about to run must wait.
+func (st *stall) take() time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.count == 0 {
+		return 0
+	}
+	st.count--
+	return st.d
 }
 
 // recovered is what storage held at open.
@@ -285,6 +308,9 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 	}
 	if len(rd.Entries) > 0 {
 		start := time.Now()
+		if d := s.stall.take(); d > 0 {
+			time.Sleep(d)
+		}
 		if err := s.log.Sync(); err != nil {
 			return err
 		}
