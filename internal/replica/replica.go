@@ -59,13 +59,14 @@ type Delivery struct {
 	Abandoned uint64
 }
 
-// Replica runs one server's Group Paxos node. Create it with Open, then
-// Start it; all methods are safe for concurrent use.
+// Replica runs one server's Group Paxos node: a Host driven by one
+// goroutine over a real clock, the files of its data directory and a
+// network transport. Create it with Open, then Start it; all methods are
+// safe for concurrent use.
 type Replica struct {
 	cfg  Config
-	node *gpaxos.Node
+	host *Host
 	st   *storage
-	init *gpaxos.Snapshot
 
 	compactC chan compactReq
 	confC    chan confReq
@@ -78,30 +79,12 @@ type Replica struct {
 	status   atomic.Pointer[Status]
 	snapMu   sync.Mutex // serializes snapshot saves to the directory
 
-	// seqMu guards the current stream and the last sequence number handed
-	// out; Propose assigns them in the caller's goroutine so that the
-	// application knows them before the proposal leaves.
-	seqMu  sync.Mutex
-	stream uint64
-	seq    uint64
-	queue  [][]byte      // proposed, not yet taken by the run loop
-	queued chan struct{} // signals a non-empty queue
-
-	// Owned by the run loop.
-	streams    streams
-	seqr       sequencer
-	leaderSeen leaderKey
-	local      []gpaxos.Message
+	queued chan struct{} // signals a proposal queued by Propose
 
 	// Deliveries waiting for the application (see deliver).
 	outMu   sync.Mutex
 	out     []Delivery
 	outWake chan struct{}
-}
-
-type leaderKey struct {
-	epoch  gpaxos.Epoch
-	leader gpaxos.ID
 }
 
 type confReq struct {
@@ -133,18 +116,8 @@ func Open(cfg Config) (*Replica, error) {
 	}
 	st.onSync = cfg.OnSync
 	rng := rand.New(rand.NewSource(cfg.Seed))
-	node, err := gpaxos.RestartNode(gpaxos.Config{
-		ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,
-		HeartbeatTicks: cfg.HeartbeatTicks, ElectionTicks: cfg.ElectionTicks,
-		MaxBatch: cfg.MaxBatch, Rand: rng.Intn, Joining: cfg.Joining,
-		Incarnation: st.id.Incarnation, Recovering: st.id.Recovering,
-	}, rec.hs, rec.snap, rec.entries)
-	if err != nil {
-		st.close()
-		return nil, err
-	}
 	r := &Replica{
-		cfg: cfg, node: node, st: st, init: rec.snap,
+		cfg: cfg, st: st,
 		queued:   make(chan struct{}, 1),
 		outWake:  make(chan struct{}, 1),
 		compactC: make(chan compactReq),
@@ -153,21 +126,21 @@ func Open(cfg Config) (*Replica, error) {
 		deliverC: make(chan Delivery),
 		stopC:    make(chan struct{}),
 		doneC:    make(chan struct{}),
-		// Streams only grow across restarts too: the leader admits a
-		// stream newer than the one it knows of this incarnation, and the
-		// count of starts, durable before anything is proposed, makes
-		// every start's streams larger than the last's.
-		stream: st.id.Boots << 32,
 	}
-	r.streams.resendEvery = r.resendBase()
-	if cfg.OnConfig != nil {
-		for _, e := range rec.entries {
-			if e.Type == gpaxos.EntryConfChange {
-				if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
-					cfg.OnConfig(v, ctx)
-				}
-			}
-		}
+	r.host, err = NewHost(HostConfig{
+		Node: gpaxos.Config{
+			ID: cfg.ID, Voters: cfg.Voters, Topology: cfg.Topology,
+			HeartbeatTicks: cfg.HeartbeatTicks, ElectionTicks: cfg.ElectionTicks,
+			MaxBatch: cfg.MaxBatch, Rand: rng.Intn, Joining: cfg.Joining,
+			Incarnation: st.id.Incarnation, Recovering: st.id.Recovering,
+		},
+		Boots: st.id.Boots, Tick: cfg.Tick, ProposalTimeout: cfg.ProposalTimeout,
+		Clock: wallClock{}, Send: cfg.Transport.Send, Deliver: func(d Delivery) { r.deliver(d) },
+		OnConfig: cfg.OnConfig, OnRecovered: st.clearRecovering, Logger: cfg.Logger,
+	}, rec.hs, rec.snap, rec.entries)
+	if err != nil {
+		st.close()
+		return nil, err
 	}
 	cfg.Logger.Info("replica recovered", "id", cfg.ID, "incarnation", fmt.Sprintf("%016x", st.id.Incarnation),
 		"recovering", st.id.Recovering, "promised", rec.hs.Promised, "current", rec.hs.Current,
@@ -210,19 +183,12 @@ func (r *Replica) Stop() {
 // Proposals enter the protocol in the order of Propose calls. Propose never
 // waits for the protocol; success means only that the proposal was queued.
 func (r *Replica) Propose(body []byte, onAssign func(stream, seq uint64)) error {
-	r.seqMu.Lock()
-	defer r.seqMu.Unlock()
 	select {
 	case <-r.stopC:
 		return ErrStopped
 	default:
 	}
-	r.seq++
-	if onAssign != nil {
-		onAssign(r.stream, r.seq)
-	}
-	data := proposalHeader{Origin: r.cfg.ID, Inc: r.st.id.Incarnation, Stream: r.stream, Seq: r.seq}.append(make([]byte, 0, headerLen+len(body)))
-	r.queue = append(r.queue, append(data, body...))
+	r.host.Propose(body, onAssign)
 	select {
 	case r.queued <- struct{}{}:
 	default:
@@ -292,25 +258,23 @@ func (r *Replica) run() {
 	ticker := time.NewTicker(r.cfg.Tick)
 	defer ticker.Stop()
 	recv := r.cfg.Transport.Recv()
-	if r.init != nil && !r.deliver(Delivery{Snapshot: r.init}) {
-		return
-	}
+	h := r.host
 	for {
 		select {
 		case <-r.stopC:
 			return
 		case m := <-recv:
-			r.step(m)
+			h.Step(m)
 		case <-ticker.C:
-			r.tick()
+			h.Tick()
 		case <-r.queued:
-			r.takeQueued()
+			h.TakeQueued()
 		case c := <-r.compactC:
-			c.done <- r.node.Compact(c.index, c.data)
+			c.done <- h.Compact(c.index, c.data)
 		case c := <-r.confC:
-			c.done <- r.node.ProposeConfChange(c.cc, c.context)
+			c.done <- h.ProposeConfChange(c.cc, c.context)
 		case v := <-r.votersC:
-			v.reply <- r.node.ConfigAt(v.index)
+			v.reply <- h.ConfigAt(v.index)
 		}
 		// Take what else is already there, so that one Ready (one fsync)
 		// covers it all.
@@ -318,9 +282,9 @@ func (r *Replica) run() {
 		for i := 0; i < 4096; i++ {
 			select {
 			case m := <-recv:
-				r.step(m)
+				h.Step(m)
 			case <-r.queued:
-				r.takeQueued()
+				h.TakeQueued()
 			default:
 				break drain
 			}
@@ -332,61 +296,13 @@ func (r *Replica) run() {
 	}
 }
 
-// step feeds one message to the node. At the leader, forwarded proposals
-// pass the sequencer first.
-func (r *Replica) step(m gpaxos.Message) {
-	if m.Type == gpaxos.MsgProp {
-		st := r.node.Status()
-		if !st.Leader {
-			return
-		}
-		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
-			r.seqr.reset(st.HardState.Promised)
-		}
-		kept := m.Entries[:0:0]
-		for _, e := range m.Entries {
-			h, _, err := parseHeader(e.Data)
-			if err == nil && h.Origin == m.From && h.Inc == m.Inc && r.seqr.admit(h) {
-				kept = append(kept, e)
-			}
-		}
-		if len(kept) == 0 {
-			return
-		}
-		m.Entries = kept
-	}
-	r.node.Step(m)
-	r.watchLeader()
-}
-
-func (r *Replica) tick() {
-	r.node.Tick()
-	r.watchLeader()
-	r.tickStreams()
-}
-
-// handleReady persists, sends and delivers until the node is quiet.
+// handleReady persists, sends and delivers until the host is quiet.
 func (r *Replica) handleReady() error {
 	for {
-		if !r.node.HasReady() && len(r.local) == 0 && r.streams.pendingAbandon == 0 {
+		rd, ok := r.host.NextReady()
+		if !ok {
 			return nil
 		}
-		if !r.node.HasReady() {
-			local := r.local
-			r.local = nil
-			for _, m := range local {
-				r.step(m)
-			}
-			if r.streams.pendingAbandon != 0 && !r.node.HasReady() {
-				d := Delivery{Abandoned: r.streams.pendingAbandon}
-				r.streams.pendingAbandon = 0
-				if !r.deliver(d) {
-					return nil
-				}
-			}
-			continue
-		}
-		rd := r.node.Ready()
 		// Appends down the trees leave while this server's fsync runs
 		// (gpaxos.Ready.Early says which may).
 		for _, m := range rd.Early {
@@ -395,86 +311,22 @@ func (r *Replica) handleReady() error {
 		if err := r.st.persist(&rd); err != nil {
 			return err
 		}
-		if r.cfg.OnConfig != nil {
-			for _, e := range rd.Entries {
-				if e.Type == gpaxos.EntryConfChange {
-					if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
-						r.cfg.OnConfig(v, ctx)
-					}
-				}
-			}
-		}
-		for _, m := range rd.Messages {
-			if m.To == r.cfg.ID {
-				r.local = append(r.local, m)
-			} else {
-				r.cfg.Transport.Send(m)
-			}
-		}
-		if rd.Snapshot != nil && len(r.streams.inflight) > 0 {
-			r.abandon("a snapshot was installed while proposals were in flight")
-		}
-		d := Delivery{Snapshot: rd.Snapshot}
-		for _, e := range rd.CommittedEntries {
-			d.Entries = append(d.Entries, r.committed(e))
-		}
-		d.Resent, r.streams.pendingResent = r.streams.pendingResent, nil
-		d.Abandoned, r.streams.pendingAbandon = r.streams.pendingAbandon, 0
-		r.node.Advance()
-		r.publishStatus()
-		if err := r.maybeRecovered(); err != nil {
+		if err := r.host.Persisted(rd); err != nil {
 			return err
 		}
-		if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || d.Abandoned != 0 {
-			if !r.deliver(d) {
-				return nil
-			}
+		r.publishStatus()
+		select {
+		case <-r.stopC:
+			return nil
+		default:
 		}
 	}
 }
 
-// maybeRecovered clears the identity's recovering mark once the node votes
-// again: its configuration registers this incarnation, so a restart needs
-// no mark to know it.
-func (r *Replica) maybeRecovered() error {
-	if !r.st.id.Recovering || r.Status().Recovering {
-		return nil
-	}
-	id := r.st.id
-	id.Recovering = false
-	if err := writeIdentity(r.st.idPath(), id); err != nil {
-		return err
-	}
-	r.st.id = id
-	r.cfg.Logger.Info("replica registered again: it votes from now on", "id", r.cfg.ID,
-		"incarnation", fmt.Sprintf("%016x", id.Incarnation))
-	return nil
-}
+// wallClock is the Clock of a Replica.
+type wallClock struct{}
 
-// committed converts one committed entry and retires this server's own
-// proposal it completes.
-func (r *Replica) committed(e gpaxos.Entry) Committed {
-	c := Committed{Zxid: e.Zxid, Noop: e.Type != gpaxos.EntryNormal}
-	if e.Type == gpaxos.EntryConfChange {
-		if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
-			c.Conf = &ConfCommitted{Voters: v, Context: ctx}
-		}
-	}
-	if c.Noop {
-		r.ownCommitted(e.Zxid, proposalHeader{}, false)
-		return c
-	}
-	h, body, err := parseHeader(e.Data)
-	if err != nil {
-		c.Noop = true
-		r.ownCommitted(e.Zxid, proposalHeader{}, false)
-		return c
-	}
-	c.Origin, c.Stream, c.Seq, c.Body = h.Origin, h.Stream, h.Seq, body
-	c.Own = h.Origin == r.cfg.ID && h.Inc == r.st.id.Incarnation
-	r.ownCommitted(e.Zxid, h, c.Own)
-	return c
-}
+func (wallClock) Now() time.Time { return time.Now() }
 
 // deliver hands d to the forwarder without waiting: the protocol must keep
 // running (heartbeats, acknowledgments) while the application is busy, for

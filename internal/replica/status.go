@@ -38,7 +38,7 @@ type Status struct {
 func (r *Replica) Status() Status { return *r.status.Load() }
 
 func (r *Replica) publishStatus() {
-	st := r.node.Status()
+	st := r.host.Status()
 	s := Status{ID: st.ID, Group: st.Group, Role: RoleAcceptor, Leader: st.HardState.Leader,
 		Epoch: st.HardState.Current, HardState: st.HardState, Last: st.Last, Commit: st.HardState.Commit,
 		Applied: st.Applied, Incarnation: r.st.id.Incarnation, Recovering: st.Recovering,

@@ -361,6 +361,19 @@ func (s *storage) close() error {
 	return writeFileAtomic(s.cleanPath(), nil, s.noSync)
 }
 
+// clearRecovering rewrites the identity without the recovering mark: the
+// configuration now registers this incarnation, so a restart needs no mark
+// to know it votes.
+func (s *storage) clearRecovering() error {
+	id := s.id
+	id.Recovering = false
+	if err := writeIdentity(s.idPath(), id); err != nil {
+		return err
+	}
+	s.id = id
+	return nil
+}
+
 // writeHardState makes hs and the log's base durable.
 func (s *storage) writeHardState(hs gpaxos.HardState) error {
 	if err := writeFileAtomic(s.hsPath(), encodeHardState(hs, s.base), s.noSync); err != nil {

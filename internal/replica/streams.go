@@ -70,27 +70,27 @@ type streams struct {
 	pendingAbandon uint64
 }
 
-// takeQueued moves what Propose queued into the protocol.
-func (r *Replica) takeQueued() {
-	r.seqMu.Lock()
-	q := r.queue
-	r.queue = nil
-	cur := r.stream
-	r.seqMu.Unlock()
+// TakeQueued moves what Propose queued into the protocol.
+func (h *Host) TakeQueued() {
+	h.seqMu.Lock()
+	q := h.queue
+	h.queue = nil
+	cur := h.stream
+	h.seqMu.Unlock()
 	for _, data := range q {
 		// Proposals of a stream abandoned since they were made are
 		// dropped: the application fails them.
-		if h, _, _ := parseHeader(data); h.Stream == cur {
-			r.streams.inflight = append(r.streams.inflight, inflight{stream: h.Stream, seq: h.Seq, data: data})
+		if hd, _, _ := parseHeader(data); hd.Stream == cur {
+			h.streams.inflight = append(h.streams.inflight, inflight{stream: hd.Stream, seq: hd.Seq, data: data})
 		}
 	}
-	r.sendUnsent()
+	h.sendUnsent()
 }
 
 // sendUnsent sends the proposals not sent yet, unless the origin waits for
 // a leader change to settle or knows no leader.
-func (r *Replica) sendUnsent() {
-	s := &r.streams
+func (h *Host) sendUnsent() {
+	s := &h.streams
 	if s.resyncing {
 		return
 	}
@@ -100,11 +100,11 @@ func (r *Replica) sendUnsent() {
 			batch = append(batch, s.inflight[i].data)
 		}
 	}
-	if len(batch) == 0 || !r.sendBatch(batch) {
+	if len(batch) == 0 || !h.sendBatch(batch) {
 		return
 	}
-	now := time.Now()
-	epoch := r.node.Status().HardState.Promised
+	now := h.cfg.Clock.Now()
+	epoch := h.node.Status().HardState.Promised
 	for i := range s.inflight {
 		if !s.inflight[i].sent {
 			s.inflight[i].sent, s.inflight[i].at = true, now
@@ -120,43 +120,43 @@ func (r *Replica) sendUnsent() {
 // other server forwards them to the leader in one message (one message per
 // proposal would flood the transport's queues under load and lose some).
 // It reports false when no leader is known.
-func (r *Replica) sendBatch(batch [][]byte) bool {
-	st := r.node.Status()
+func (h *Host) sendBatch(batch [][]byte) bool {
+	st := h.node.Status()
 	if st.Leader {
-		if r.seqr.next == nil || r.seqr.epoch != st.HardState.Promised {
-			r.seqr.reset(st.HardState.Promised)
+		if h.seqr.next == nil || h.seqr.epoch != st.HardState.Promised {
+			h.seqr.reset(st.HardState.Promised)
 		}
 		for _, data := range batch {
-			if h, _, _ := parseHeader(data); r.seqr.admit(h) {
-				r.node.Propose(data)
+			if hd, _, _ := parseHeader(data); h.seqr.admit(hd) {
+				h.node.Propose(data)
 			}
 		}
 		return true
 	}
 	leader := st.HardState.Leader
-	if leader == gpaxos.None || leader == r.cfg.ID {
+	if leader == gpaxos.None || leader == h.id {
 		return false
 	}
 	ents := make([]gpaxos.Entry, len(batch))
 	for i, data := range batch {
 		ents[i] = gpaxos.Entry{Type: gpaxos.EntryNormal, Data: data}
 	}
-	r.cfg.Transport.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: r.cfg.ID, Inc: r.st.id.Incarnation, To: leader, Entries: ents})
+	h.cfg.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: h.id, Inc: h.inc, To: leader, Entries: ents})
 	return true
 }
 
 // tickStreams resends what has waited too long and gives up on a leader
 // change that does not settle.
-func (r *Replica) tickStreams() {
-	s := &r.streams
-	now := time.Now()
+func (h *Host) tickStreams() {
+	s := &h.streams
+	now := h.cfg.Clock.Now()
 	if s.resyncing {
-		if now.Sub(s.resyncSince) > r.cfg.ProposalTimeout {
-			r.abandon(fmt.Sprintf("the leader change did not settle within %v", r.cfg.ProposalTimeout))
+		if now.Sub(s.resyncSince) > h.cfg.ProposalTimeout {
+			h.abandon(fmt.Sprintf("the leader change did not settle within %v", h.cfg.ProposalTimeout))
 		}
 		return
 	}
-	r.sendUnsent()
+	h.sendUnsent()
 	if len(s.inflight) == 0 || !s.inflight[0].sent || now.Sub(s.inflight[0].at) < s.resendEvery {
 		return
 	}
@@ -167,28 +167,28 @@ func (r *Replica) tickStreams() {
 			s.inflight[i].at = now
 		}
 	}
-	if r.sendBatch(batch) {
-		s.resendEvery = min(2*s.resendEvery, r.cfg.ProposalTimeout)
+	if h.sendBatch(batch) {
+		s.resendEvery = min(2*s.resendEvery, h.cfg.ProposalTimeout)
 	}
 }
 
 // watchLeader starts a resynchronization when the leader changes while
 // proposals sent to the old one are in flight.
-func (r *Replica) watchLeader() {
-	hs := r.node.Status().HardState
+func (h *Host) watchLeader() {
+	hs := h.node.Status().HardState
 	k := leaderKey{epoch: hs.Promised, leader: hs.Leader}
-	if k == r.leaderSeen {
+	if k == h.leaderSeen {
 		return
 	}
-	r.leaderSeen = k
-	s := &r.streams
+	h.leaderSeen = k
+	s := &h.streams
 	if s.resyncing || s.sentEpoch == 0 {
 		return
 	}
 	for _, p := range s.inflight {
 		if p.sent {
-			s.resyncing, s.resyncAfter, s.resyncSince = true, s.sentEpoch, time.Now()
-			r.cfg.Logger.Debug("leader changed with proposals in flight; resending once settled",
+			s.resyncing, s.resyncAfter, s.resyncSince = true, s.sentEpoch, h.cfg.Clock.Now()
+			h.logger.Debug("leader changed with proposals in flight; resending once settled",
 				"leader", k.leader, "epoch", k.epoch, "in_flight", len(s.inflight))
 			return
 		}
@@ -199,69 +199,69 @@ func (r *Replica) watchLeader() {
 // ownCommitted retires this server's proposals up to the one committed
 // entry e carries, and ends a resynchronization once an entry of a newer
 // epoch than any proposal in flight was sent under has committed.
-func (r *Replica) ownCommitted(z gpaxos.Zxid, h proposalHeader, own bool) {
-	s := &r.streams
+func (h *Host) ownCommitted(z gpaxos.Zxid, hd proposalHeader, own bool) {
+	s := &h.streams
 	if own {
-		for len(s.inflight) > 0 && s.inflight[0].stream == h.Stream && s.inflight[0].seq <= h.Seq {
+		for len(s.inflight) > 0 && s.inflight[0].stream == hd.Stream && s.inflight[0].seq <= hd.Seq {
 			s.inflight = s.inflight[1:]
-			s.lastProgress, s.resendEvery = time.Now(), r.resendBase()
+			s.lastProgress, s.resendEvery = h.cfg.Clock.Now(), h.resendBase()
 		}
 		if len(s.inflight) == 0 && !s.resyncing {
 			s.sentEpoch = 0
 		}
 	}
 	if s.resyncing && z.Epoch() > s.resyncAfter {
-		r.finishResync()
+		h.finishResync()
 	}
 }
 
 // finishResync moves every proposal in flight, and those Propose queued
 // meanwhile, to a new stream, in order, and sends them.
-func (r *Replica) finishResync() {
-	s := &r.streams
-	r.seqMu.Lock()
-	r.stream++
+func (h *Host) finishResync() {
+	s := &h.streams
+	h.seqMu.Lock()
+	h.stream++
 	next := uint64(0)
 	for i := range s.inflight {
 		next++
 		s.pendingResent = append(s.pendingResent, Resend{OldStream: s.inflight[i].stream, OldSeq: s.inflight[i].seq,
-			NewStream: r.stream, NewSeq: next})
-		s.inflight[i] = r.renumbered(s.inflight[i].data, r.stream, next)
+			NewStream: h.stream, NewSeq: next})
+		s.inflight[i] = h.renumbered(s.inflight[i].data, h.stream, next)
 	}
-	for i, data := range r.queue {
+	for i, data := range h.queue {
 		next++
-		h, _, _ := parseHeader(data)
-		s.pendingResent = append(s.pendingResent, Resend{OldStream: h.Stream, OldSeq: h.Seq, NewStream: r.stream, NewSeq: next})
-		r.queue[i] = r.renumbered(data, r.stream, next).data
+		hd, _, _ := parseHeader(data)
+		s.pendingResent = append(s.pendingResent, Resend{OldStream: hd.Stream, OldSeq: hd.Seq, NewStream: h.stream, NewSeq: next})
+		h.queue[i] = h.renumbered(data, h.stream, next).data
 	}
-	r.seq = next
-	r.seqMu.Unlock()
+	h.seq = next
+	h.seqMu.Unlock()
 	s.resyncing, s.sentEpoch = false, 0
 	if len(s.inflight) > 0 {
-		r.cfg.Logger.Info("leader change settled; resending proposals in flight", "count", len(s.inflight))
+		h.logger.Info("leader change settled; resending proposals in flight", "count", len(s.inflight))
 	}
-	r.sendUnsent()
+	h.sendUnsent()
 }
 
 // renumbered returns proposal data under a new stream and sequence number.
-func (r *Replica) renumbered(data []byte, stream, seq uint64) inflight {
-	h, body, _ := parseHeader(data)
-	h.Stream, h.Seq = stream, seq
-	out := h.append(make([]byte, 0, headerLen+len(body)))
+func (h *Host) renumbered(data []byte, stream, seq uint64) inflight {
+	hd, body, _ := parseHeader(data)
+	hd.Stream, hd.Seq = stream, seq
+	out := hd.append(make([]byte, 0, headerLen+len(body)))
 	return inflight{stream: stream, seq: seq, data: append(out, body...)}
 }
 
 // abandon starts a new stream, drops everything in flight and tells the
 // application, which fails the requests waiting for them.
-func (r *Replica) abandon(why string) {
-	r.seqMu.Lock()
-	r.stream++
-	r.seq = 0
-	stream := r.stream
-	r.seqMu.Unlock()
-	s := &r.streams
+func (h *Host) abandon(why string) {
+	h.seqMu.Lock()
+	h.stream++
+	h.seq = 0
+	stream := h.stream
+	h.seqMu.Unlock()
+	s := &h.streams
 	if len(s.inflight) > 0 {
-		r.cfg.Logger.Info("abandoning proposals", "count", len(s.inflight), "why", why)
+		h.logger.Info("abandoning proposals", "count", len(s.inflight), "why", why)
 	}
 	s.inflight, s.resyncing, s.sentEpoch, s.pendingResent = nil, false, 0, nil
 	s.pendingAbandon = stream
@@ -269,6 +269,6 @@ func (r *Replica) abandon(why string) {
 
 // resendBase is the first resend interval after progress: an election
 // timeout, long enough not to resend under an ordinary fsync.
-func (r *Replica) resendBase() time.Duration {
-	return time.Duration(r.cfg.ElectionTicks) * r.cfg.Tick
+func (h *Host) resendBase() time.Duration {
+	return time.Duration(h.cfg.Node.ElectionTicks) * h.cfg.Tick
 }

@@ -1,0 +1,275 @@
+package replica
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+)
+
+// Clock tells the time a host measures its resend intervals and timeouts
+// by: the wall clock for a Replica, virtual time in the simulator.
+type Clock interface {
+	Now() time.Time
+}
+
+// HostConfig configures a Host.
+type HostConfig struct {
+	// Node is the node's configuration; Incarnation and Recovering come
+	// from the storage's identity.
+	Node gpaxos.Config
+	// Boots is the storage's count of starts: the first proposal stream
+	// is Boots<<32, larger than any stream of an earlier start.
+	Boots uint64
+	// Tick is the length of one protocol tick; ProposalTimeout as in
+	// Config.
+	Tick, ProposalTimeout time.Duration
+	// Clock; required.
+	Clock Clock
+	// Send puts a message on the network; required. It must not block for
+	// long.
+	Send func(gpaxos.Message)
+	// Deliver hands the application its next Delivery, in order; required.
+	Deliver func(Delivery)
+	// OnConfig: see Config.OnConfig.
+	OnConfig func(voters quorum.Config, context []byte)
+	// OnRecovered, when set, is called once a host that started in
+	// recovery (Node.Recovering) votes again, so that the storage can
+	// clear its mark; an error stops the host's driver.
+	OnRecovered func() error
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Host is one server's Group Paxos node with everything the protocol
+// needs around it but goroutines, files and a clock of its own: the
+// proposal streams and the leader's sequencer (streams.go, sequencer.go),
+// the conversion of committed entries into Deliveries, the recovery mark.
+// A Replica drives one from its goroutine over a real clock, storage and
+// transport; the simulator drives many over simulated ones, so that what
+// it checks is the code that runs.
+//
+// Propose may be called from any goroutine; every other method must be
+// called from the driver's one goroutine. The driver's cycle is: feed the
+// host (Step, Tick, TakeQueued, ...), then, until NextReady says the host
+// is quiet, send the Ready's Early messages, make its state durable, and
+// call Persisted.
+type Host struct {
+	cfg    HostConfig
+	id     gpaxos.ID
+	inc    uint64
+	node   *gpaxos.Node
+	logger *slog.Logger
+
+	// seqMu guards the current stream, the last sequence number handed out
+	// and the queue of proposals not yet taken: Propose assigns them in
+	// the caller's goroutine so that the application knows them before the
+	// proposal leaves.
+	seqMu  sync.Mutex
+	stream uint64
+	seq    uint64
+	queue  [][]byte
+
+	// The driver's goroutine owns the rest.
+	streams    streams
+	seqr       sequencer
+	leaderSeen leaderKey
+	local      []gpaxos.Message
+	recovering bool
+}
+
+type leaderKey struct {
+	epoch  gpaxos.Epoch
+	leader gpaxos.ID
+}
+
+// NewHost builds a host whose node restarts from what storage held (the
+// hard state, the newest snapshot, the entries after it). The host
+// delivers snap, if any, first (Deliver is called before NewHost returns).
+func NewHost(cfg HostConfig, hs gpaxos.HardState, snap *gpaxos.Snapshot, ents []gpaxos.Entry) (*Host, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	node, err := gpaxos.RestartNode(cfg.Node, hs, snap, ents)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, id: cfg.Node.ID, inc: cfg.Node.Incarnation, node: node, logger: cfg.Logger,
+		stream: cfg.Boots << 32, recovering: cfg.Node.Recovering}
+	h.streams.resendEvery = h.resendBase()
+	if cfg.OnConfig != nil {
+		for _, e := range ents {
+			if e.Type == gpaxos.EntryConfChange {
+				if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+					cfg.OnConfig(v, ctx)
+				}
+			}
+		}
+	}
+	if snap != nil {
+		cfg.Deliver(Delivery{Snapshot: snap})
+	}
+	return h, nil
+}
+
+// Propose hands body to be ordered (see Replica.Propose). Safe for
+// concurrent use; the proposal enters the protocol at the next TakeQueued.
+func (h *Host) Propose(body []byte, onAssign func(stream, seq uint64)) {
+	h.seqMu.Lock()
+	defer h.seqMu.Unlock()
+	h.seq++
+	if onAssign != nil {
+		onAssign(h.stream, h.seq)
+	}
+	data := proposalHeader{Origin: h.id, Inc: h.inc, Stream: h.stream, Seq: h.seq}.append(make([]byte, 0, headerLen+len(body)))
+	h.queue = append(h.queue, append(data, body...))
+}
+
+// Status returns the node's status.
+func (h *Host) Status() gpaxos.Status { return h.node.Status() }
+
+// Incarnation is the host's incarnation.
+func (h *Host) Incarnation() uint64 { return h.inc }
+
+// Compact lets the node discard its log up to index (see gpaxos.Compact).
+func (h *Host) Compact(index gpaxos.Zxid, data []byte) error { return h.node.Compact(index, data) }
+
+// ProposeConfChange: see Replica.ProposeConfChange.
+func (h *Host) ProposeConfChange(cc gpaxos.ConfChange, context []byte) error {
+	return h.node.ProposeConfChange(cc, context)
+}
+
+// ConfigAt returns the configuration in effect at z.
+func (h *Host) ConfigAt(z gpaxos.Zxid) quorum.Config { return h.node.ConfigAt(z) }
+
+// Step feeds one received message to the node. At the leader, forwarded
+// proposals pass the sequencer first.
+func (h *Host) Step(m gpaxos.Message) {
+	if m.Type == gpaxos.MsgProp {
+		st := h.node.Status()
+		if !st.Leader {
+			return
+		}
+		if h.seqr.next == nil || h.seqr.epoch != st.HardState.Promised {
+			h.seqr.reset(st.HardState.Promised)
+		}
+		kept := m.Entries[:0:0]
+		for _, e := range m.Entries {
+			hd, _, err := parseHeader(e.Data)
+			if err == nil && hd.Origin == m.From && hd.Inc == m.Inc && h.seqr.admit(hd) {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			return
+		}
+		m.Entries = kept
+	}
+	h.node.Step(m)
+	h.watchLeader()
+}
+
+// Tick advances the node's clock by one tick and looks after the
+// proposals in flight.
+func (h *Host) Tick() {
+	h.node.Tick()
+	h.watchLeader()
+	h.tickStreams()
+}
+
+// NextReady returns the node's next Ready, after stepping the messages the
+// node sent itself; false when there is nothing to do. The driver sends
+// rd.Early at once, makes the rest durable (see gpaxos.Ready), and calls
+// Persisted.
+func (h *Host) NextReady() (gpaxos.Ready, bool) {
+	for {
+		if h.node.HasReady() {
+			return h.node.Ready(), true
+		}
+		if len(h.local) == 0 {
+			if a := h.streams.pendingAbandon; a != 0 {
+				h.streams.pendingAbandon = 0
+				h.cfg.Deliver(Delivery{Abandoned: a})
+			}
+			return gpaxos.Ready{}, false
+		}
+		local := h.local
+		h.local = nil
+		for _, m := range local {
+			h.Step(m)
+		}
+	}
+}
+
+// Persisted finishes rd once its state is durable: it sends rd.Messages,
+// delivers what committed, and advances the node.
+func (h *Host) Persisted(rd gpaxos.Ready) error {
+	if h.cfg.OnConfig != nil {
+		for _, e := range rd.Entries {
+			if e.Type == gpaxos.EntryConfChange {
+				if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+					h.cfg.OnConfig(v, ctx)
+				}
+			}
+		}
+	}
+	for _, m := range rd.Messages {
+		if m.To == h.id {
+			h.local = append(h.local, m)
+		} else {
+			h.cfg.Send(m)
+		}
+	}
+	if rd.Snapshot != nil && len(h.streams.inflight) > 0 {
+		h.abandon("a snapshot was installed while proposals were in flight")
+	}
+	d := Delivery{Snapshot: rd.Snapshot}
+	for _, e := range rd.CommittedEntries {
+		d.Entries = append(d.Entries, h.committed(e))
+	}
+	d.Resent, h.streams.pendingResent = h.streams.pendingResent, nil
+	d.Abandoned, h.streams.pendingAbandon = h.streams.pendingAbandon, 0
+	h.node.Advance()
+	if h.recovering && !h.node.Status().Recovering {
+		h.recovering = false
+		if h.cfg.OnRecovered != nil {
+			if err := h.cfg.OnRecovered(); err != nil {
+				return err
+			}
+		}
+		h.logger.Info("replica registered again: it votes from now on", "id", h.id,
+			"incarnation", fmt.Sprintf("%016x", h.inc))
+	}
+	if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || d.Abandoned != 0 {
+		h.cfg.Deliver(d)
+	}
+	return nil
+}
+
+// committed converts one committed entry and retires this server's own
+// proposal it completes.
+func (h *Host) committed(e gpaxos.Entry) Committed {
+	c := Committed{Zxid: e.Zxid, Noop: e.Type != gpaxos.EntryNormal}
+	if e.Type == gpaxos.EntryConfChange {
+		if v, ctx, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+			c.Conf = &ConfCommitted{Voters: v, Context: ctx}
+		}
+	}
+	if c.Noop {
+		h.ownCommitted(e.Zxid, proposalHeader{}, false)
+		return c
+	}
+	hd, body, err := parseHeader(e.Data)
+	if err != nil {
+		c.Noop = true
+		h.ownCommitted(e.Zxid, proposalHeader{}, false)
+		return c
+	}
+	c.Origin, c.Stream, c.Seq, c.Body = hd.Origin, hd.Stream, hd.Seq, body
+	c.Own = hd.Origin == h.id && hd.Inc == h.inc
+	h.ownCommitted(e.Zxid, hd, c.Own)
+	return c
+}
