@@ -47,7 +47,8 @@ func openReplica(s *Server) (*replicated, error) {
 			_, membership := decodeConfContext(context)
 			s.learnAddresses(tr, membership)
 		},
-		OnSync: s.metrics.observeSync,
+		OnSync:           s.metrics.observeSync,
+		OnLeaderReceived: s.leaderReceived,
 	})
 	if err != nil {
 		tr.Close()

@@ -2,12 +2,14 @@ package server
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 )
@@ -155,6 +157,23 @@ func (t *sessionTracker) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.timeout)
+}
+
+// leaderReceived is told, at the leader, of every proposal it admits
+// before it is ordered (replica.Config.OnLeaderReceived). A touch is
+// evidence that its sessions are alive now, at the leader, which alone
+// expires sessions: counting it when it arrives, not when the log gets to
+// it, keeps a backlog of writes ahead of it from expiring live sessions.
+// The serving bound still holds (docs/ensemble.md): the leader hears a
+// touch after its origin proposed it, so its deadline only moves later.
+func (s *Server) leaderReceived(_ members.ID, body []byte) {
+	if len(body) == 0 || body[0] != bodyTouch {
+		return
+	}
+	now := time.Now()
+	for b := body[1:]; len(b) >= 8; b = b[8:] {
+		s.sessions.touch(int64(binary.BigEndian.Uint64(b)), now)
+	}
 }
 
 // expiryLoop closes sessions whose clients have gone silent for longer

@@ -62,6 +62,8 @@ type Config struct {
 	// fsync of the log with the number of entries it made durable and how
 	// long it took (the server's fsync metrics). It must not block.
 	OnSync func(entries int, took time.Duration)
+	// OnLeaderReceived: see HostConfig.OnLeaderReceived.
+	OnLeaderReceived func(origin gpaxos.ID, body []byte)
 }
 
 func (c *Config) fill() error {

@@ -40,6 +40,12 @@ type HostConfig struct {
 	// recovery (Node.Recovering) votes again, so that the storage can
 	// clear its mark; an error stops the host's driver.
 	OnRecovered func() error
+	// OnLeaderReceived, when set, hears at the leader of every proposal it
+	// admits, own or forwarded, before it is ordered: the body as the
+	// origin passed it to Propose. It lets the leader act on what is on
+	// its way without waiting for the log behind it (sessions' liveness);
+	// it must not block.
+	OnLeaderReceived func(origin gpaxos.ID, body []byte)
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -158,9 +164,10 @@ func (h *Host) Step(m gpaxos.Message) {
 		}
 		kept := m.Entries[:0:0]
 		for _, e := range m.Entries {
-			hd, _, err := parseHeader(e.Data)
+			hd, body, err := parseHeader(e.Data)
 			if err == nil && hd.Origin == m.From && hd.Inc == m.Inc && h.seqr.admit(hd) {
 				kept = append(kept, e)
+				h.leaderReceived(hd.Origin, body)
 			}
 		}
 		if len(kept) == 0 {
@@ -170,6 +177,13 @@ func (h *Host) Step(m gpaxos.Message) {
 	}
 	h.node.Step(m)
 	h.watchLeader()
+}
+
+// leaderReceived tells OnLeaderReceived of an admitted proposal.
+func (h *Host) leaderReceived(origin gpaxos.ID, body []byte) {
+	if h.cfg.OnLeaderReceived != nil {
+		h.cfg.OnLeaderReceived(origin, body)
+	}
 }
 
 // Tick advances the node's clock by one tick and looks after the

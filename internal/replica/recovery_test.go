@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -299,5 +300,45 @@ func TestLeaderChangeResendsExactlyOnce(t *testing.T) {
 			t.Fatalf("%d of %d proposals committed", len(mine), n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLeaderHearsProposalsBeforeTheyCommit checks OnLeaderReceived: the
+// leader hears a follower's proposal when it admits it, before the log
+// gets to it, and only the leader does.
+func TestLeaderHearsProposalsBeforeTheyCommit(t *testing.T) {
+	var mu sync.Mutex
+	heard := map[gpaxos.ID][]string{}
+	c := newCluster(t, grid(1, 3), gpaxos.StarTopology{})
+	c.onLeaderReceived = func(at gpaxos.ID) func(gpaxos.ID, []byte) {
+		return func(origin gpaxos.ID, body []byte) {
+			mu.Lock()
+			heard[at] = append(heard[at], fmt.Sprintf("%d:%s", origin, body))
+			mu.Unlock()
+		}
+	}
+	c.leader()
+	for id := range c.all() { // again, with the hook
+		c.stop(id)
+		c.start(id, gpaxos.StarTopology{})
+	}
+	l := c.leader()
+	var f *Replica
+	for id, r := range c.all() {
+		if id != l.cfg.ID {
+			f = r
+			break
+		}
+	}
+	c.proposeRetry(f, "touch")
+	mu.Lock()
+	defer mu.Unlock()
+	for at, bodies := range heard {
+		if at != l.cfg.ID && len(bodies) > 0 {
+			t.Errorf("server %d, not the leader, heard %v", at, bodies)
+		}
+	}
+	if want := fmt.Sprintf("%d:touch", f.cfg.ID); !slices.Contains(heard[l.cfg.ID], want) {
+		t.Fatalf("leader %d heard %v, want %s among them", l.cfg.ID, heard[l.cfg.ID], want)
 	}
 }

@@ -136,7 +136,8 @@ func Open(cfg Config) (*Replica, error) {
 		},
 		Boots: st.id.Boots, Tick: cfg.Tick, ProposalTimeout: cfg.ProposalTimeout,
 		Clock: wallClock{}, Send: cfg.Transport.Send, Deliver: func(d Delivery) { r.deliver(d) },
-		OnConfig: cfg.OnConfig, OnRecovered: st.clearRecovering, Logger: cfg.Logger,
+		OnConfig: cfg.OnConfig, OnRecovered: st.clearRecovering, OnLeaderReceived: cfg.OnLeaderReceived,
+		Logger: cfg.Logger,
 	}, rec.hs, rec.snap, rec.entries)
 	if err != nil {
 		st.close()

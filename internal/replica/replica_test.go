@@ -57,6 +57,9 @@ type cluster struct {
 	mu     sync.Mutex
 	got    map[gpaxos.ID][]string
 	aband  map[gpaxos.ID]int
+	// onLeaderReceived, when set, gives each replica started from now on
+	// an OnLeaderReceived hook.
+	onLeaderReceived func(at gpaxos.ID) func(gpaxos.ID, []byte)
 }
 
 func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *cluster {
@@ -85,8 +88,12 @@ func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *clust
 }
 
 func (c *cluster) start(id gpaxos.ID, topo gpaxos.Topology) {
-	r, err := Open(Config{ID: id, Voters: c.voters, Topology: topo, Dir: c.dirs[id], Tick: 5 * time.Millisecond,
-		NoSync: true, Transport: memTransport{c.nw, id}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Seed: int64(id)})
+	cfg := Config{ID: id, Voters: c.voters, Topology: topo, Dir: c.dirs[id], Tick: 5 * time.Millisecond,
+		NoSync: true, Transport: memTransport{c.nw, id}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Seed: int64(id)}
+	if c.onLeaderReceived != nil {
+		cfg.OnLeaderReceived = c.onLeaderReceived(id)
+	}
+	r, err := Open(cfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -127,7 +127,8 @@ func (h *Host) sendBatch(batch [][]byte) bool {
 			h.seqr.reset(st.HardState.Promised)
 		}
 		for _, data := range batch {
-			if hd, _, _ := parseHeader(data); h.seqr.admit(hd) {
+			if hd, body, _ := parseHeader(data); h.seqr.admit(hd) {
+				h.leaderReceived(hd.Origin, body)
 				h.node.Propose(data)
 			}
 		}
