@@ -148,6 +148,10 @@ func (h *Host) ProposeConfChange(cc gpaxos.ConfChange, context []byte) error {
 	return h.node.ProposeConfChange(cc, context)
 }
 
+// Voters returns the configuration the node uses now: the newest in its
+// log, committed or not.
+func (h *Host) Voters() quorum.Config { return h.node.Voters() }
+
 // ConfigAt returns the configuration in effect at z.
 func (h *Host) ConfigAt(z gpaxos.Zxid) quorum.Config { return h.node.ConfigAt(z) }
 
