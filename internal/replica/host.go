@@ -157,10 +157,17 @@ func (h *Host) ConfigAt(z gpaxos.Zxid) quorum.Config { return h.node.ConfigAt(z)
 
 // Step feeds one received message to the node. At the leader, forwarded
 // proposals pass the sequencer first.
+//
+// A leader appends only the proposals sent to its own epoch. The origin
+// resends what it has not seen committed once an entry of a newer epoch
+// than any it sent under commits (streams.go), which is safe only if its
+// proposals sent under an older epoch can never commit after that: a
+// proposal that reached the next leader late, or the same server leading
+// again, would commit twice.
 func (h *Host) Step(m gpaxos.Message) {
 	if m.Type == gpaxos.MsgProp {
 		st := h.node.Status()
-		if !st.Leader {
+		if !st.Leader || m.Epoch != st.HardState.Promised {
 			return
 		}
 		if h.seqr.next == nil || h.seqr.epoch != st.HardState.Promised {
