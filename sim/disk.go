@@ -26,10 +26,12 @@ type disk struct {
 	base gpaxos.Zxid
 
 	// The identity file (internal/replica identity.go): the incarnation of
-	// this disk's durable state, and whether the server lost state and
-	// waits to be registered anew before it votes.
+	// this disk's durable state, whether the server lost state and waits
+	// to be registered anew before it votes, and how many times it was
+	// started (the host's proposal streams grow with it).
 	incarnation uint64
 	recovering  bool
+	boots       uint64
 
 	// The marks of storage faults, as production storage finds them.
 	formatted bool // the identity file exists: written at the first start
@@ -186,10 +188,10 @@ func (s *Sim) recovering(sv *server) bool {
 	if !sv.disk.lost {
 		return false
 	}
-	if !sv.up || sv.node == nil {
+	if !sv.up || sv.host == nil {
 		return true
 	}
-	st := sv.node.Status()
+	st := sv.host.Status()
 	return !st.Registered || st.Recovering || sv.pos < sv.disk.recoverTo
 }
 
@@ -213,13 +215,13 @@ func (s *Sim) mayLose(sv *server) bool {
 // registers sv's incarnation.
 func (s *Sim) registeredEverywhere(sv *server) bool {
 	for _, o := range s.members() {
-		if o.node == nil {
+		if o.host == nil {
 			if o.disk.incarnation != 0 {
 				return false // down: its configuration is unknown here
 			}
 			continue
 		}
-		if inc, ok := o.node.Voters().Incarnations[sv.id]; !ok || inc != sv.disk.incarnation {
+		if inc, ok := o.host.Voters().Incarnations[sv.id]; !ok || inc != sv.disk.incarnation {
 			return false
 		}
 	}
