@@ -29,9 +29,9 @@ type DeliveryOptions struct {
 
 // DeliveryResult is what a delivery run measured. A server's lag for an
 // entry is the time from the entry's first application anywhere (its
-// commit) to its application at that server; a server that applied no
-// entry committed after some point until the window's end counts that
-// wait as its lag.
+// commit) to its application at that server; after the crash, every
+// application counts, and a server that applied no entry committed after
+// some point until the window's end counts that wait as its lag.
 type DeliveryResult struct {
 	Nodes         int    `json:"nodes"`
 	Trees         int    `json:"trees"`
@@ -39,7 +39,7 @@ type DeliveryResult struct {
 	Dissemination string `json:"dissemination"`
 	Kill          string `json:"kill"`
 	Victims       []int  `json:"victims"`
-	// BaselineLagP99MS is the 99th percentile of lags over every server
+	// BaselineLagP99MS is the 99th percentile of lags of the applications
 	// in the 300 ms before the crash.
 	BaselineLagP99MS float64 `json:"baseline_lag_p99_ms"`
 	// StallMS is the lag above which a server counts as stalled (one
@@ -119,9 +119,11 @@ func RunDelivery(o DeliveryOptions) (DeliveryResult, error) {
 		c, ok := committedAt[z]
 		switch {
 		case !ok:
-		case c < crashAt:
+		case at < crashAt:
 			baseline = append(baseline, at-c)
 		default:
+			// Entries committed just before the crash and applied after
+			// it count too: the crash may be what held them up.
 			maxLag[sv.idx] = max(maxLag[sv.idx], at-c)
 		}
 	}
