@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
@@ -38,14 +37,8 @@ func openReplica(s *Server) (*replicated, error) {
 		return nil, fmt.Errorf("peer transport: %w", err)
 	}
 	s.membership.set(static, voters)
-	topo := e.Shape.Topology()
-	if os.Getenv("GIRAFFE_DISSEMINATION") == "forest" && !e.Shape.Classic {
-		// The forest's dissemination, for the measurement that compares it
-		// with per-group trees (docs/protocol.md).
-		topo = gpaxos.ForestTopology{Fanout: e.Shape.Children}
-	}
 	rep, err := replica.Open(replica.Config{
-		ID: s.cfg.ServerID, Voters: voters, Joining: e.Joined != nil, Topology: topo,
+		ID: s.cfg.ServerID, Voters: voters, Joining: e.Joined != nil, Topology: e.Shape.Topology(),
 		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
 		// A server being added must be reachable as soon as the change is

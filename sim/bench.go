@@ -38,8 +38,6 @@ type BenchOptions struct {
 	// again (default 2 s); failover runs retry quickly so that the first
 	// write after recovery is not a client's timeout.
 	RetryUS int64
-	// Dissemination is Options.Dissemination.
-	Dissemination string
 }
 
 // BenchResult is what a benchmark measured, in the JSON form of issue 4.
@@ -58,8 +56,6 @@ type BenchResult struct {
 	// Busiest is the server with the highest CPU use, and its role.
 	Busiest     int    `json:"busiest"`
 	BusiestRole string `json:"busiest_role"`
-	// Dissemination is the topology of the run (Options.Dissemination).
-	Dissemination string `json:"dissemination"`
 	// Leader, Coordinator and Acceptor are the messages and bytes, received
 	// and sent, per committed write of the leader, of a coordinator (mean
 	// over the others) and of an acceptor (mean over the servers with
@@ -217,7 +213,7 @@ func (l *benchLoad) applied(s *Sim, sv *server, e gpaxos.Entry) {
 func benchParams(o BenchOptions) Params {
 	p := Params{Seed: o.Seed, Shape: o.Shape,
 		TickUS: 10_000, HeartbeatTicks: o.HeartbeatTicks, ElectionTicks: o.ElectionTicks, DelayDist: "uniform",
-		SnapEvery: 20_000, MaxBatch: o.MaxBatch, Cost: o.Cost, FsyncUS: o.Cost.FsyncUS, Dissemination: o.Dissemination}
+		SnapEvery: 20_000, MaxBatch: o.MaxBatch, Cost: o.Cost, FsyncUS: o.Cost.FsyncUS}
 	if p.MaxBatch <= 0 {
 		p.MaxBatch = 256
 	}
@@ -343,13 +339,9 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	if s.failed() {
 		return BenchResult{}, fmt.Errorf("bench run failed: %s", s.failMsg)
 	}
-	r := BenchResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic,
-		Dissemination: DisseminateGroup}
+	r := BenchResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic}
 	if o.Classic {
 		r.Trees, r.Children = 1, 0
-	}
-	if s.p.Dissemination == DisseminateForest && !s.p.Classic {
-		r.Dissemination = DisseminateForest
 	}
 	secs := float64(o.MeasureUS) / 1e6
 	r.ThroughputOps = float64(s.load.commits) / secs

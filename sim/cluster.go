@@ -57,7 +57,7 @@ func voters(p Params) (quorum.Config, error) {
 
 // nodeConfig is server id's gpaxos configuration.
 func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
-	topo := s.p.topology()
+	topo := s.p.Shape.Topology()
 	v := s.voters
 	if sv.initial != nil {
 		v = *sv.initial

@@ -15,11 +15,10 @@ type DeliveryOptions struct {
 	BenchOptions
 	// Kill chooses the victims, one in each of Crash groups, starting with
 	// the group after the leader's: "interior", the member that follows the
-	// group's coordinator in the configuration (the first child of the
-	// coordinator in the group's tree, interior in the group's tree of the
-	// forest, and in a group tree of fan-out c when the group has more than
-	// c+1 members); "coordinator", the group's coordinator (never the
-	// leader).
+	// group's coordinator in the configuration (the coordinator's first
+	// child in the group's tree, interior there when the group has more
+	// than fan-out + 1 members); "coordinator", the group's coordinator
+	// (never the leader).
 	Kill  string
 	Crash int
 	// WindowUS is how long after the crash deliveries are followed
@@ -33,12 +32,11 @@ type DeliveryOptions struct {
 // application counts, and a server that applied no entry committed after
 // some point until the window's end counts that wait as its lag.
 type DeliveryResult struct {
-	Nodes         int    `json:"nodes"`
-	Trees         int    `json:"trees"`
-	Children      int    `json:"children"`
-	Dissemination string `json:"dissemination"`
-	Kill          string `json:"kill"`
-	Victims       []int  `json:"victims"`
+	Nodes    int    `json:"nodes"`
+	Trees    int    `json:"trees"`
+	Children int    `json:"children"`
+	Kill     string `json:"kill"`
+	Victims  []int  `json:"victims"`
 	// BaselineLagP99MS is the 99th percentile of lags of the applications
 	// in the 300 ms before the crash.
 	BaselineLagP99MS float64 `json:"baseline_lag_p99_ms"`
@@ -79,11 +77,8 @@ func RunDelivery(o DeliveryOptions) (DeliveryResult, error) {
 	if o.WindowUS <= 0 {
 		o.WindowUS = 10 * timeout
 	}
-	r := DeliveryResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Dissemination: DisseminateGroup, Kill: o.Kill,
+	r := DeliveryResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Kill: o.Kill,
 		StallMS: float64(s.p.TickUS*int64(s.p.HeartbeatTicks)) / 1000}
-	if s.p.Dissemination == DisseminateForest && !s.p.Classic {
-		r.Dissemination = DisseminateForest
-	}
 	s.startLoad(o.Outstanding, o.PayloadBytes, 0, 1<<50, o.RetryUS)
 	s.runUntil(s.clk.now + 300_000)
 	gl := s.leader()

@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"strings"
 
-	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
@@ -31,20 +30,7 @@ type Options struct {
 	// regression seeds found before swarm mode drew them replay their
 	// original schedules.
 	NoReconfig bool
-	// Dissemination is how a group's relay travels: DisseminateGroup
-	// (the default) or DisseminateForest.
-	Dissemination string
 }
-
-// The dissemination topologies a run can use (Options.Dissemination).
-const (
-	// DisseminateGroup sends a group's relay down a tree of the group's
-	// members (gpaxos.TreeTopology; a star in classic mode).
-	DisseminateGroup = "group"
-	// DisseminateForest sends it down the group's tree of the forest, to
-	// every server (gpaxos.ForestTopology).
-	DisseminateForest = "forest"
-)
 
 // Params are every parameter a run uses, chosen from the seed and printed
 // first so a failing run can be understood and replayed.
@@ -81,16 +67,6 @@ type Params struct {
 	// until a change adds them (with an empty disk, as a joining server
 	// starts); ids Nodes+1 … Nodes+Spares.
 	Spares int
-	// Dissemination is Options.Dissemination.
-	Dissemination string
-}
-
-// topology is the dissemination topology of p's servers.
-func (p Params) topology() gpaxos.Topology {
-	if p.Dissemination == DisseminateForest && !p.Classic {
-		return gpaxos.ForestTopology{Fanout: p.Children}
-	}
-	return p.Shape.Topology()
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -106,11 +82,7 @@ type Cost struct {
 
 func (p Params) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d nodes=%d trees=%d children=%d classic=%v swarm=%v", p.Seed, p.Nodes, p.Trees, p.Children, p.Classic, p.Swarm)
-	if p.Dissemination == DisseminateForest {
-		fmt.Fprintf(&b, " dissemination=%s", p.Dissemination)
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "seed=%d nodes=%d trees=%d children=%d classic=%v swarm=%v\n", p.Seed, p.Nodes, p.Trees, p.Children, p.Classic, p.Swarm)
 	fmt.Fprintf(&b, "tick_us=%d heartbeat_ticks=%d election_ticks=%d fsync_us=%d snap_every=%d max_batch=%d\n", p.TickUS, p.HeartbeatTicks, p.ElectionTicks, p.FsyncUS, p.SnapEvery, p.MaxBatch)
 	fmt.Fprintf(&b, "delay=%s min_us=%d mean_us=%d drop=%.3f\n", p.DelayDist, p.DelayMinUS, p.DelayMeanUS, p.DropProb)
 	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
@@ -128,7 +100,7 @@ func ChooseParams(o Options) Params {
 	r := rand.New(rand.NewSource(o.Seed ^ 0x5eed))
 	p := Params{Seed: o.Seed, Shape: o.Shape, Swarm: o.Swarm,
 		TickUS: 10_000, HeartbeatTicks: 2, ElectionTicks: 10, SafetyUS: o.SafetyUS, LivenessUS: o.LivenessUS,
-		Clients: o.Clients, MaxBatch: o.MaxBatch, Dissemination: o.Dissemination}
+		Clients: o.Clients, MaxBatch: o.MaxBatch}
 	if p.MaxBatch <= 0 {
 		p.MaxBatch = 256
 	}

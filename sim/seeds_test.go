@@ -27,8 +27,8 @@ func runOpts(t *testing.T, tp topology, o Options) {
 	o.Nodes, o.Trees, o.Children, o.Classic = tp.nodes, tp.trees, tp.children, tp.classic
 	r := Run(o, nil, false)
 	if !r.OK {
-		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe-lab sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --reconfig=%v --no-reconfig=%v --dissemination=%s -v",
-			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.Reconfig, o.NoReconfig, dissem(o))
+		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe-lab sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --reconfig=%v --no-reconfig=%v -v",
+			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.Reconfig, o.NoReconfig)
 	}
 }
 
@@ -36,8 +36,7 @@ func runOpts(t *testing.T, tp topology, o Options) {
 // starting at SIM_SEED_BASE (default 1), half of them in swarm mode; the
 // topologies run in parallel. `make test` runs it with SIM_SEEDS=125 (500
 // runs), `make sim-long` with SIM_SEEDS=25000. SIM_RECONFIG=1 adds
-// configuration changes to every run (`make sim-reconfig`);
-// SIM_DISSEMINATION=forest sends relays down the forest's trees.
+// configuration changes to every run (`make sim-reconfig`).
 func TestSeeds(t *testing.T) {
 	n := 20
 	if v, err := strconv.Atoi(os.Getenv("SIM_SEEDS")); err == nil {
@@ -48,22 +47,13 @@ func TestSeeds(t *testing.T) {
 		base = v
 	}
 	reconfig := os.Getenv("SIM_RECONFIG") != ""
-	dissemination := os.Getenv("SIM_DISSEMINATION")
 	for _, tp := range sweepTopologies {
 		tp := tp
 		t.Run(tp.name, func(t *testing.T) {
 			t.Parallel()
 			for i := int64(0); i < int64(n); i++ {
-				runOpts(t, tp, Options{Seed: base + i, Swarm: i%2 == 1, Reconfig: reconfig, Dissemination: dissemination})
+				runOpts(t, tp, Options{Seed: base + i, Swarm: i%2 == 1, Reconfig: reconfig})
 			}
 		})
 	}
-}
-
-// dissem is o's dissemination as the --dissemination flag spells it.
-func dissem(o Options) string {
-	if o.Dissemination == "" {
-		return DisseminateGroup
-	}
-	return o.Dissemination
 }

@@ -53,9 +53,6 @@ stop applying new commits, and for how long.
 			if o.Nodes < 1 || (!o.Classic && (o.Trees < 1 || o.Children < 1)) {
 				return errors.New("need --nodes >= 1 and, unless --classic, --trees and --children >= 1")
 			}
-			if o.Dissemination != sim.DisseminateGroup && o.Dissemination != sim.DisseminateForest {
-				return fmt.Errorf("--dissemination %q: want group or forest", o.Dissemination)
-			}
 			if bench.bench || bench.failover != "" || bench.delivery != "" {
 				return runSimBench(cmd, o, bench, jsonOut)
 			}
@@ -92,7 +89,6 @@ stop applying new commits, and for how long.
 	f.IntVar(&o.Trees, "trees", 3, "number of groups (trees of the forest)")
 	f.IntVar(&o.Children, "children", 3, "maximum children per server in a group's tree")
 	f.BoolVar(&o.Classic, "classic", false, "classic mode: one group, star topology (leader-centric, like Zab)")
-	f.StringVar(&o.Dissemination, "dissemination", sim.DisseminateGroup, "how a group's relay travels: group (a tree of the group's members) or forest (the group's tree of the forest, to every server)")
 	f.BoolVar(&o.Swarm, "swarm", false, "swarm mode: the seed also picks which faults are enabled")
 	f.IntVar(&o.Clients, "clients", 0, "number of clients (0: chosen by the seed)")
 	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")

@@ -41,8 +41,7 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 
 func runSimBench(cmd *cobra.Command, o sim.Options, b benchFlags, jsonOut bool) error {
 	bo := sim.BenchOptions{Shape: o.Shape, Seed: o.Seed,
-		PayloadBytes: b.payload, Outstanding: b.outstanding, MeasureUS: b.measureMS * 1000, MaxBatch: o.MaxBatch,
-		Dissemination: o.Dissemination}
+		PayloadBytes: b.payload, Outstanding: b.outstanding, MeasureUS: b.measureMS * 1000, MaxBatch: o.MaxBatch}
 	if b.costFile != "" {
 		raw, err := os.ReadFile(b.costFile)
 		if err != nil {
@@ -60,8 +59,8 @@ func runSimBench(cmd *cobra.Command, o sim.Options, b benchFlags, jsonOut bool) 
 		}
 		out = r
 		if !jsonOut {
-			fmt.Fprintf(cmd.OutOrStdout(), "nodes=%d trees=%d children=%d dissemination=%s kill=%s victims=%v baseline_lag_p99_ms=%.1f stalled=%d %v stall_max_ms=%.1f stall_mean_ms=%.1f commits=%d commit_gap_ms=%.1f\n",
-				r.Nodes, r.Trees, r.Children, r.Dissemination, r.Kill, r.Victims, r.BaselineLagP99MS, len(r.Stalled), r.Stalled, r.StallMaxMS, r.StallMeanMS, r.Commits, r.CommitGapMS)
+			fmt.Fprintf(cmd.OutOrStdout(), "nodes=%d trees=%d children=%d kill=%s victims=%v baseline_lag_p99_ms=%.1f stalled=%d %v stall_max_ms=%.1f stall_mean_ms=%.1f commits=%d commit_gap_ms=%.1f\n",
+				r.Nodes, r.Trees, r.Children, r.Kill, r.Victims, r.BaselineLagP99MS, len(r.Stalled), r.Stalled, r.StallMaxMS, r.StallMeanMS, r.Commits, r.CommitGapMS)
 			return nil
 		}
 	} else if b.failover != "" {

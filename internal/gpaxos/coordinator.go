@@ -336,7 +336,7 @@ func (n *Node) relay(prev Zxid, ents []Entry) {
 	if len(ents) > 0 {
 		gc.relayed = ents[len(ents)-1].Zxid
 	}
-	for _, c := range n.relayChildren(n.group, n.id, gc.down) {
+	for _, c := range n.cfg.Topology.Children(n.members(), n.id, gc.down, n.id) {
 		n.send(Message{Type: MsgGroupAppend, To: c, Epoch: n.hs.Current, Leader: n.hs.Leader, Coord: n.id,
 			Group: n.group, GroupEpoch: gc.ge, Prev: prev, Entries: ents, Commit: n.hs.Commit,
 			Down: gc.down, GCs: n.gcTable})

@@ -34,11 +34,7 @@ func (n *Node) accept(e Epoch, prev Zxid, ents []Entry, commit Zxid) acceptResul
 // handleGroupAppend is ga.3.1 and ga.3.3: forward down the tree, accept,
 // acknowledge to the coordinator.
 func (n *Node) handleGroupAppend(m Message) {
-	if m.Coord == None {
-		return
-	}
-	if m.Group != n.group {
-		n.learnRelay(m)
+	if m.Group != n.group || m.Coord == None {
 		return
 	}
 	if m.GroupEpoch < n.hs.GroupEpoch {
@@ -50,17 +46,14 @@ func (n *Node) handleGroupAppend(m Message) {
 	if len(m.GCs) > 0 {
 		n.gcTable = m.GCs
 	}
-	for _, c := range n.relayChildren(n.group, m.Coord, m.Down) {
+	for _, c := range n.cfg.Topology.Children(n.members(), m.Coord, m.Down, n.id) {
 		f := m
 		f.To = c
 		n.send(f)
 	}
-	before := n.log.last()
 	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
 	case acceptOK:
-		if n.acksRelay(m, before) {
-			n.ack(m.Coord, n.hs.GroupEpoch)
-		}
+		n.ack(m.Coord, n.hs.GroupEpoch)
 		if len(m.Entries) == 0 && m.Commit > n.log.last() {
 			// A heartbeat whose commit point is past this log: entries
 			// relayed earlier never arrived (the heartbeat names only what

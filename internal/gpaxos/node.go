@@ -47,10 +47,9 @@ type Node struct {
 	readyOut    bool
 
 	// Member state.
-	heardGC     int64             // tick at which the coordinator was last heard
-	treeDown    []ID              // the coordinator's down list, for forwarding
-	relaySeen   map[int]relayMark // per group, the last relay copy with entries (spanning.go)
-	gcTable     []ID              // the GL's coordinators, learned from appends
+	heardGC     int64 // tick at which the coordinator was last heard
+	treeDown    []ID  // the coordinator's down list, for forwarding
+	gcTable     []ID  // the GL's coordinators, learned from appends
 	lastCatchup int64
 	maxGE       uint64 // highest group epoch seen, even when rejected
 	maxEpoch    Epoch  // highest global epoch seen, even when rejected
