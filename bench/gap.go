@@ -138,16 +138,15 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 	if res.WritesAfter == 0 {
 		res.MaxGapMs = cfg.After.Seconds() * 1000 // never recovered
 	}
-	end := disruptedAt.Add(cfg.After)
 	for _, ts := range byW {
-		res.WriterMaxGapMs = append(res.WriterMaxGapMs, maxGapAfter(ts, disruptedAt, end))
+		res.WriterMaxGapMs = append(res.WriterMaxGapMs, maxGapAfter(ts, disruptedAt, stopAt))
 	}
 	return res, nil
 }
 
 // maxGapAfter returns the longest interval, in ms, between consecutive
 // times of ts (in order) from `from` on, counting the wait from the last
-// one to end.
+// one to end, when writing stopped.
 func maxGapAfter(ts []time.Time, from, end time.Time) float64 {
 	var gap time.Duration
 	prev := from
