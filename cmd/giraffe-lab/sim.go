@@ -39,8 +39,10 @@ With --bench, sim instead times a fault-free ensemble under a closed-loop
 write load with the calibrated cost model (each server a single queue paying
 CPU per message and per byte, its network interface a queue of its own, link
 latency, fsync) and reports write throughput, latency, CPU use and messages
-per commit. With --failover gl|gc it crashes the global leader or a group
-coordinator of a settled ensemble and reports the virtual time to recover.
+per commit (with --json also what the leader, a coordinator and an
+acceptor receive and send per commit, in messages and bytes). With
+--failover gl|gc it crashes the global leader or a group coordinator of a
+settled ensemble and reports the virtual time to recover.
 With --delivery interior|coordinator --crash K it crashes K interior members
 or coordinators of as many groups at once and reports which live servers
 stop applying new commits, and for how long.
