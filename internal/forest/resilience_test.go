@@ -36,7 +36,7 @@ func checkReach(t *testing.T, f *Forest, crashed []ServerID) bool {
 	for _, id := range crashed {
 		dead[id] = true
 	}
-	got := Reach(f, func(id ServerID) bool { return dead[id] })
+	got := reach(f, func(id ServerID) bool { return dead[id] })
 	var live []ServerID
 	for _, id := range f.Servers() {
 		if !dead[id] {
