@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Resilience (seed 000 §III-A): a message sent down all t trees reaches every
+// Resilience (the Giraffe paper, §III-A): a message sent down all t trees reaches every
 // live server when any t-1 servers have crashed and nothing has been
 // repaired, while the forest is disjoint. Beyond disjointness (with t <= c)
 // the construction keeps every server interior in at most two trees, which
