@@ -68,6 +68,11 @@ var regressions = []struct {
 		"liveness: removed servers whose logs had missed their removal kept coordinating their old groups (their configuration still had them), and the members, which had the new configuration, took their heartbeats as a live coordinator: no voter of the new configuration ever ran; members no longer count a coordinator their configuration leaves out of the group as heard; after the leader-rank change (a leader's group of two cannot replace it) the same seed had members of an older configuration follow a removed coordinator while the new configuration's members of that group were never asked for promises: members now pass a candidate's request to their coordinator, and coordinators ask the members the candidate's configuration names", 0, seedChanges, beforeSwarmKinds},
 	{topology{"classic-3", 3, 1, 2, true}, 300001, true,
 		"liveness (found before leaders sent appends ahead of their fsync, which changed its schedule): a coordinator that knew its own removal, with no leader left to commit it, could neither run for leader nor let its group choose another; it now stops coordinating when no leader is heard", 0, seedChanges, beforeSwarmKinds},
+	// With disk faults:
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 530037, true,
+		"liveness: a member whose log registered an older incarnation of the other member of its group of two (which had lost its state and been registered again by entries it missed) could not count that member's promise and never won, while, its own candidate, it never counted as silent to grant the other's pre-vote; the leader's probes reached it but it asked nobody for the history, having no coordinator but itself; such a member now asks the leader", 0, seedChanges, withDiskFaults},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 530045, true,
+		"liveness: as seed 530037, the other member of the group of two removed by an entry the member missed, then its state lost: the member counted the removed server's new incarnation for nothing and never won", 0, seedChanges, withDiskFaults},
 }
 
 // faultMix says which of the faults added to the simulator over time a
