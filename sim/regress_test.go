@@ -73,6 +73,8 @@ var regressions = []struct {
 		"liveness: a member whose log registered an older incarnation of the other member of its group of two (which had lost its state and been registered again by entries it missed) could not count that member's promise and never won, while, its own candidate, it never counted as silent to grant the other's pre-vote; the leader's probes reached it but it asked nobody for the history, having no coordinator but itself; such a member now asks the leader", 0, seedChanges, withDiskFaults},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 530045, true,
 		"liveness: as seed 530037, the other member of the group of two removed by an entry the member missed, then its state lost: the member counted the removed server's new incarnation for nothing and never won", 0, seedChanges, withDiskFaults},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 550045, true,
+		"simulator: a server lost its state while the removal of another was appended but not committed; the bound on losses checked only the committed configuration, and the removal, in force on every server holding it, left no quorum without the recovering server, which could then never be registered again; losses and changes now keep within every configuration in use", 0, seedChanges, withDiskFaults},
 }
 
 // faultMix says which of the faults added to the simulator over time a
