@@ -95,6 +95,14 @@ func (n *Node) handleGroupPreElect(m Message) {
 		return
 	}
 	coord := n.hs.Coordinator
+	if coord == n.id && n.gc == nil {
+		// Its own candidacy that has not won, or a role lost in a
+		// restart: no coordinator. Its candidacies keep it from ever
+		// counting as silent, and one that cannot win (its log is too
+		// old: its configuration counts the other members' promises for
+		// nothing) would otherwise keep the group from electing anyone.
+		coord = None
+	}
 	silent := n.gc == nil && n.tick-n.heardGC >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From)
 	grant := member && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
