@@ -43,6 +43,11 @@ type GapResult struct {
 	// Errors counts failed writes (connection loss while the ensemble
 	// recovers is expected).
 	Errors int `json:"errors"`
+	// WriterMaxGapMs is, per writer, the longest interval from Disrupt on
+	// between two of its own successful writes: writer w starts on server
+	// w mod len(Servers), so it shows a server that stops applying writes
+	// while the others carry on.
+	WriterMaxGapMs []float64 `json:"writer_max_gap_ms"`
 }
 
 // RunGap runs a failover measurement with Giraffe's client (which
@@ -66,6 +71,7 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 	var (
 		mu     sync.Mutex
 		okAt   []time.Time
+		byW    = make([][]time.Time, cfg.Writers)
 		errs   int
 		wg     sync.WaitGroup
 		stopAt = time.Now().Add(cfg.Before + cfg.After)
@@ -83,6 +89,7 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 			return nil, err
 		}
 		wg.Add(1)
+		w := w
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stopAt) && ctx.Err() == nil {
@@ -93,6 +100,7 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 				mu.Lock()
 				if err == nil {
 					okAt = append(okAt, now)
+					byW[w] = append(byW[w], now)
 				} else {
 					errs++
 				}
@@ -130,5 +138,25 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 	if res.WritesAfter == 0 {
 		res.MaxGapMs = cfg.After.Seconds() * 1000 // never recovered
 	}
+	for _, ts := range byW {
+		res.WriterMaxGapMs = append(res.WriterMaxGapMs, maxGapAfter(ts, disruptedAt, stopAt))
+	}
 	return res, nil
+}
+
+// maxGapAfter returns the longest interval, in ms, between consecutive
+// times of ts (in order) from `from` on, counting the wait from the last
+// one to end, when writing stopped.
+func maxGapAfter(ts []time.Time, from, end time.Time) float64 {
+	var gap time.Duration
+	prev := from
+	for _, t := range ts {
+		if t.Before(from) {
+			continue
+		}
+		gap = max(gap, t.Sub(prev))
+		prev = t
+	}
+	gap = max(gap, end.Sub(prev))
+	return gap.Seconds() * 1000
 }

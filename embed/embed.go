@@ -1,5 +1,5 @@
-// Package embed runs a Giraffe server inside a Go program (seed 000's
-// local interface) and connects the program to it in-process.
+// Package embed runs a Giraffe server inside a Go program (the local interface of the Giraffe
+// paper) and connects the program to it in-process.
 //
 // The server is the same one `giraffe server` runs: standalone, or a member
 // of an ensemble when its Config names peers or when it joins a running one

@@ -57,6 +57,38 @@ type BenchResult struct {
 	// Busiest is the server with the highest CPU use, and its role.
 	Busiest     int    `json:"busiest"`
 	BusiestRole string `json:"busiest_role"`
+	// Leader, Coordinator and Acceptor are the messages and bytes, received
+	// and sent, per committed write of the leader, of a coordinator (mean
+	// over the others) and of an acceptor (mean over the servers with
+	// neither role).
+	Leader      RoleTraffic `json:"leader"`
+	Coordinator RoleTraffic `json:"coordinator"`
+	Acceptor    RoleTraffic `json:"acceptor"`
+}
+
+// RoleTraffic is what one server of a role received and sent per
+// committed write.
+type RoleTraffic struct {
+	RecvMsgs  float64 `json:"recv_msgs"`
+	SentMsgs  float64 `json:"sent_msgs"`
+	RecvBytes float64 `json:"recv_bytes"`
+	SentBytes float64 `json:"sent_bytes"`
+}
+
+// roleTraffic is the mean traffic of servers per commit.
+func roleTraffic(ts []traffic, commits int) RoleTraffic {
+	var r RoleTraffic
+	if len(ts) == 0 || commits == 0 {
+		return r
+	}
+	for _, t := range ts {
+		r.RecvMsgs += float64(t.recvMsgs)
+		r.SentMsgs += float64(t.sentMsgs)
+		r.RecvBytes += float64(t.recvBytes)
+		r.SentBytes += float64(t.sentBytes)
+	}
+	d := float64(len(ts) * commits)
+	return RoleTraffic{RecvMsgs: r.RecvMsgs / d, SentMsgs: r.SentMsgs / d, RecvBytes: r.RecvBytes / d, SentBytes: r.SentBytes / d}
 }
 
 // CalibratedCost is the cost model measured on the real code by
@@ -85,8 +117,10 @@ type benchLoad struct {
 	commits  int
 	seen     map[gpaxos.Zxid]bool
 	// commitHook, when set, is told of every first application of a
-	// benchmark entry (failover runs use it).
+	// benchmark entry (failover runs use it), and applyHook of every
+	// application at any server (after commitHook for the first).
 	commitHook func(z gpaxos.Zxid, at int64)
+	applyHook  func(sv *server, z gpaxos.Zxid, at int64)
 }
 
 type benchSlot struct {
@@ -152,6 +186,9 @@ func (l *benchLoad) applied(s *Sim, sv *server, e *replica.Committed) {
 		if l.commitHook != nil {
 			l.commitHook(e.Zxid, s.clk.now)
 		}
+	}
+	if l.applyHook != nil {
+		l.applyHook(sv, e.Zxid, s.clk.now)
 	}
 	id, seq := decodeBench(e.Body)
 	if id < 0 || id >= len(l.slots) {
@@ -307,6 +344,20 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	secs := float64(o.MeasureUS) / 1e6
 	r.ThroughputOps = float64(s.load.commits) / secs
 	gl := s.leader()
+	var leader, coords, acceptors []traffic
+	for _, sv := range s.servers {
+		switch s.role(sv) {
+		case "leader":
+			leader = append(leader, sv.window)
+		case "coordinator":
+			coords = append(coords, sv.window)
+		default:
+			acceptors = append(acceptors, sv.window)
+		}
+	}
+	r.Leader = roleTraffic(leader, s.load.commits)
+	r.Coordinator = roleTraffic(coords, s.load.commits)
+	r.Acceptor = roleTraffic(acceptors, s.load.commits)
 	for _, sv := range s.servers {
 		util := sv.windowCPUUS / float64(o.MeasureUS)
 		if util > r.MaxCPUUtil {

@@ -44,8 +44,10 @@ type server struct {
 	// nicFreeUS is when the server's network interface finishes sending
 	// what it was given (bench runs with a bandwidth).
 	nicFreeUS int64
-	// windowCPUUS is the CPU time spent inside a benchmark's window.
+	// windowCPUUS is the CPU time spent inside a benchmark's window, and
+	// window the messages it received and sent there.
 	windowCPUUS float64
+	window      traffic
 	// initial, for a spare, is the configuration that added it (its node
 	// starts from it, with an empty disk).
 	initial *quorum.Config
@@ -176,6 +178,7 @@ func (s *Sim) kick(sv *server) {
 	for _, m := range batch {
 		sv.host.Step(m)
 		cost += s.msgCost(&m)
+		s.count(sv, &m, false)
 		s.checkNode(sv)
 	}
 	sv.host.TakeQueued()
@@ -214,6 +217,7 @@ func (s *Sim) handleReady(sv *server, cost float64) {
 	}
 	for i := range rd.Early {
 		cost += s.msgCost(&rd.Early[i])
+		s.count(sv, &rd.Early[i], true)
 	}
 	// The messages Persisted sends are paid for now.
 	var late int
@@ -222,6 +226,7 @@ func (s *Sim) handleReady(sv *server, cost float64) {
 		if rd.Messages[i].To != sv.id {
 			late++
 		}
+		s.count(sv, &rd.Messages[i], true)
 	}
 	s.chargeCPU(sv, cost)
 	var fsync int64
@@ -295,6 +300,27 @@ func (s *Sim) chargeCPU(sv *server, cost float64) {
 		if to > from {
 			sv.windowCPUUS += to - from
 		}
+	}
+}
+
+// traffic counts the messages a server received and sent, and their bytes.
+type traffic struct {
+	recvMsgs, sentMsgs   int
+	recvBytes, sentBytes int
+}
+
+// count adds m, received or sent by sv now, to sv's window traffic when
+// now is inside a benchmark's measured window.
+func (s *Sim) count(sv *server, m *gpaxos.Message, sent bool) {
+	if l := s.load; l == nil || s.clk.now < l.from || s.clk.now >= l.to {
+		return
+	}
+	if sent {
+		sv.window.sentMsgs++
+		sv.window.sentBytes += m.Size()
+	} else {
+		sv.window.recvMsgs++
+		sv.window.recvBytes += m.Size()
 	}
 }
 

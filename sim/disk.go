@@ -195,20 +195,79 @@ func (s *Sim) recovering(sv *server) bool {
 	return !st.Registered || st.Recovering || sv.pos < sv.disk.recoverTo
 }
 
-// mayLose reports whether sv may lose durable state now. The servers
-// recovering from a loss, sv with them, stay at most half of the smallest
-// quorum (one at least) and leave a quorum of servers with whole storage,
-// from which they can recover: a loss beyond that can lose committed
-// entries on every copy, which no protocol survives.
+// mayLose reports whether sv may lose durable state now: the servers
+// recovering from a loss, sv with them, stay within what every
+// configuration that may come to be in force survives (survivesLoss).
+// That includes a change appended but not committed, which every server
+// holding it already uses: committed, it may leave no quorum without them.
 func (s *Sim) mayLose(sv *server) bool {
-	cfg := s.committedVoters()
-	lost := map[gpaxos.ID]bool{sv.id: true}
+	lost := s.recoveringNow()
+	lost[sv.id] = true
+	for _, cfg := range s.configsInUse() {
+		if !survivesLoss(cfg, lost) {
+			return false
+		}
+	}
+	return true
+}
+
+// recoveringNow returns the servers recovering from a loss of durable
+// state.
+func (s *Sim) recoveringNow() map[gpaxos.ID]bool {
+	lost := map[gpaxos.ID]bool{}
 	for _, o := range s.members() {
 		if s.recovering(o) {
 			lost[o.id] = true
 		}
 	}
+	return lost
+}
+
+// survivesLoss reports whether an ensemble under cfg survives the loss of
+// the durable state of the servers in lost: they are at most half of the
+// smallest quorum (one at least) and leave a quorum of servers with whole
+// storage, from which they recover. A loss beyond that can lose committed
+// entries on every copy, which no protocol survives, or leave no quorum
+// to register the servers that lost their state again, which they need
+// before they vote (a recovering server counts as down).
+func survivesLoss(cfg quorum.Config, lost map[gpaxos.ID]bool) bool {
 	return len(lost) <= max(1, smallestQuorum(cfg)/2) && cfg.IsQuorum(func(id gpaxos.ID) bool { return !lost[id] })
+}
+
+// configsInUse returns the committed configuration and every one a member
+// uses, or, while down, will restart with: the newest in its log, committed
+// or not.
+func (s *Sim) configsInUse() []quorum.Config {
+	out := []quorum.Config{s.committedVoters()}
+	for _, sv := range s.members() {
+		out = append(out, s.serverVoters(sv))
+	}
+	return out
+}
+
+// serverVoters is the configuration sv's node uses, or, while it is down,
+// the one it restarts with: its log's newest configuration entry, else its
+// newest snapshot's, else the one it started with. (The log holds every
+// entry after the oldest snapshot kept, so its newest configuration entry
+// is never older than the newest snapshot's.)
+func (s *Sim) serverVoters(sv *server) quorum.Config {
+	if sv.host != nil {
+		return sv.host.Voters()
+	}
+	for i := len(sv.disk.ents) - 1; i >= 0; i-- {
+		if e := sv.disk.ents[i]; e.Type == gpaxos.EntryConfChange {
+			if c, _, err := gpaxos.DecodeConfEntry(e.Data); err == nil {
+				return c
+			}
+		}
+	}
+	if sn := sv.disk.snap(); sn != nil && len(sn.Voters.Groups) > 0 {
+		return sn.Voters
+	}
+	if sv.initial != nil {
+		return *sv.initial
+	}
+	return s.voters
 }
 
 // registeredEverywhere reports whether every member's configuration

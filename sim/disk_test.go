@@ -84,3 +84,36 @@ func TestSmallestQuorum(t *testing.T) {
 		}
 	}
 }
+
+// TestSurvivesLoss checks the bound on servers recovering from lost
+// state: removing a server can make a loss the configuration before
+// survived one that leaves no quorum.
+func TestSurvivesLoss(t *testing.T) {
+	ids := func(s ...quorum.ID) []quorum.ID { return s }
+	lost := func(s ...gpaxos.ID) map[gpaxos.ID]bool {
+		m := map[gpaxos.ID]bool{}
+		for _, id := range s {
+			m[id] = true
+		}
+		return m
+	}
+	tests := []struct {
+		groups [][]quorum.ID
+		lost   map[gpaxos.ID]bool
+		want   bool
+	}{
+		{[][]quorum.ID{ids(1, 2, 3)}, lost(), true},
+		{[][]quorum.ID{ids(1, 2, 3)}, lost(1), true},
+		{[][]quorum.ID{ids(1, 2, 3)}, lost(1, 2), false},
+		// 3's group of two is needed by every quorum once 8 is removed.
+		{[][]quorum.ID{ids(7), ids(8, 10), ids(3, 9)}, lost(3), true},
+		{[][]quorum.ID{ids(7), ids(10), ids(3, 9)}, lost(3), false},
+		{[][]quorum.ID{ids(1, 2, 3), ids(4, 5, 6), ids(7, 8, 9)}, lost(1, 4), true},
+		{[][]quorum.ID{ids(1, 2, 3), ids(4, 5, 6), ids(7, 8, 9)}, lost(1, 4, 7), false},
+	}
+	for _, tt := range tests {
+		if got := survivesLoss(quorum.Config{Groups: tt.groups}, tt.lost); got != tt.want {
+			t.Errorf("%v losing %v: %v, want %v", tt.groups, tt.lost, got, tt.want)
+		}
+	}
+}

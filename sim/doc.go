@@ -24,7 +24,9 @@
 // that find durable state lost), then a liveness phase on a healed network
 // with every server up, which must commit new writes and bring every server
 // to the same state within a bound. The same machinery with a CPU, bandwidth and
-// fsync cost model and no faults measures throughput (--bench).
+// fsync cost model and no faults measures throughput (--bench), recovery
+// after a crash (--failover) and which servers stop applying commits after
+// crashes (--delivery).
 //
 // This package is never imported by production code.
 package sim

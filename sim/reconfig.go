@@ -60,15 +60,22 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 		}
 		cc = gpaxos.ConfChange{Op: gpaxos.ConfRemoveServer, Server: sv.id}
 	}
+	next, err := gpaxos.ApplyConfChange(cur, cc)
+	if err != nil || !survivesLoss(next, s.recoveringNow()) {
+		// The servers recovering from lost state count as down until
+		// registered again, which needs a quorum without them: a change
+		// that leaves none (removing a server of the group they need)
+		// stops the ensemble for good, as removing a live server while
+		// a quorum's worth are down would.
+		return
+	}
 	if err := l.host.ProposeConfChange(cc, nil); err != nil {
 		return
 	}
 	s.note("reconfigure: %v", cc)
 	s.kick(l)
 	if spare != nil && cc.Op == gpaxos.ConfAddServer {
-		if next, err := gpaxos.ApplyConfChange(cur, cc); err == nil {
-			s.startSpare(spare, next)
-		}
+		s.startSpare(spare, next)
 	}
 }
 

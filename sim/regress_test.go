@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // Every bug the simulator found, kept as a regression test by seed. Each
 // entry says what was wrong; the fix is in internal/gpaxos.
@@ -11,60 +14,81 @@ var regressions = []struct {
 	bug      string
 	maxBatch int
 	reconfig changes
+	faults   faultMix
 }{
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 1, false,
-		"two candidates reached the same epoch number: a group that promised the loser never followed the winner", 0, noChanges},
+		"two candidates reached the same epoch number: a group that promised the loser never followed the winner", 0, noChanges, beforeSwarmKinds},
 	{topology{"classic-3", 3, 1, 2, true}, 1003, true,
-		"a replaced coordinator routed around its members and was never told of the newer group epoch", 0, noChanges},
+		"a replaced coordinator routed around its members and was never told of the newer group epoch", 0, noChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 1024, false,
-		"a member that promised a failed candidate's epoch rejected the leader's older epoch forever", 0, noChanges},
+		"a member that promised a failed candidate's epoch rejected the leader's older epoch forever", 0, noChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 1048, false,
-		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries", 0, noChanges},
+		"agreement: a same-epoch catch-up from a lagging coordinator truncated acknowledged entries", 0, noChanges, beforeSwarmKinds},
 	{topology{"forest-27-3-3", 27, 3, 3, false}, 1063, true,
-		"a candidate kept fetching from a holder that had promised a newer epoch", 0, noChanges},
+		"a candidate kept fetching from a holder that had promised a newer epoch", 0, noChanges, beforeSwarmKinds},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 5003, true,
-		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it", 0, noChanges},
+		"liveness: a group left out of the winning election was never contacted by the leader; its coordinator kept campaigning and unseating it", 0, noChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 41, false,
-		"agreement: a catch-up carried only a prefix of the new epoch's history; the member followed the epoch with it and was later picked as the best history", 1, noChanges},
+		"agreement: a catch-up carried only a prefix of the new epoch's history; the member followed the epoch with it and was later picked as the best history", 1, noChanges, beforeSwarmKinds},
 	// The entries below with reconfig true were found while the simulator
 	// added removed servers back with their old disks; it now removes
 	// servers for good and adds fresh spares (as joins work), so they
 	// replay other schedules, kept as seeds that pass.
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 124, true,
-		"liveness: a coordinator's heartbeat named the last zxid it relayed, which a freshly elected coordinator did not know (zero): a member that had missed entries never learned it was behind", 0, withChanges},
+		"liveness: a coordinator's heartbeat named the last zxid it relayed, which a freshly elected coordinator did not know (zero): a member that had missed entries never learned it was behind", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 20, true,
-		"liveness: the same as seed 124 at 50-5-10, after a server was removed from a group", 0, withChanges},
+		"liveness: the same as seed 124 at 50-5-10, after a server was removed from a group", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 48, true,
-		"liveness: a member whose own candidacy for coordinator had failed named itself as the coordinator when the leader wrote to it; the leader kept writing there and never found the real one", 0, noChanges},
+		"liveness: a member whose own candidacy for coordinator had failed named itself as the coordinator when the leader wrote to it; the leader kept writing there and never found the real one", 0, noChanges, beforeSwarmKinds},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 119, false,
-		"liveness: a coordinator removed by a change it had not yet received reported a newer epoch to the leader without naming itself; the leader took it for a non-coordinator, stopped writing to it, and its group stayed behind it", 0, withChanges},
+		"liveness: a coordinator removed by a change it had not yet received reported a newer epoch to the leader without naming itself; the leader took it for a non-coordinator, stopped writing to it, and its group stayed behind it", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 30011, true,
-		"checker: a server restarted from a log missing two changes coordinated its group at the same group epoch as an up-to-date one (majorities of configurations two changes apart need not meet); safe, since the leader counts a group's point only under its own configuration, so the invariant is now one coordinator per group epoch and configuration", 0, withChanges},
+		"checker: a server restarted from a log missing two changes coordinated its group at the same group epoch as an up-to-date one (majorities of configurations two changes apart need not meet); safe, since the leader counts a group's point only under its own configuration, so the invariant is now one coordinator per group epoch and configuration", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 30059, true,
-		"liveness: servers removed and added back, whose logs missed the addition, took themselves for learners and never campaigned, so their group had no coordinator to catch them up; and the leader kept writing to a removed server that members still named as their coordinator", 0, withChanges},
+		"liveness: servers removed and added back, whose logs missed the addition, took themselves for learners and never campaigned, so their group had no coordinator to catch them up; and the leader kept writing to a removed server that members still named as their coordinator", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 12, true,
-		"correctness: after adopting the best history, a candidate waited for more promise reports and fetched again, persisting the adopted history's older Current on its own (durable epochs went back)", 0, noChanges},
+		"correctness: after adopting the best history, a candidate waited for more promise reports and fetched again, persisting the adopted history's older Current on its own (durable epochs went back)", 0, noChanges, beforeSwarmKinds},
 	// With fresh spares joining:
 	{topology{"classic-3", 3, 1, 2, true}, 2, true,
-		"liveness: a leader removing itself stopped writing to its own group once the change was appended (it no longer counted itself as the group's coordinator), heard no group, stepped down before the removal committed, and kept coordinating the group so that nobody replaced it", 0, withChanges},
-	{topology{"forest-27-3-3", 27, 3, 3, false}, 5, false, "liveness: as seed 2 of classic-3, at 27-3-3", 0, withChanges},
-	{topology{"forest-50-5-10", 50, 5, 10, false}, 12, true, "liveness: as seed 2 of classic-3, at 50-5-10", 0, withChanges},
-	{topology{"forest-9-3-3", 9, 3, 3, false}, 36, true, "liveness: as seed 2 of classic-3, at 9-3-3", 0, withChanges},
+		"liveness: a leader removing itself stopped writing to its own group once the change was appended (it no longer counted itself as the group's coordinator), heard no group, stepped down before the removal committed, and kept coordinating the group so that nobody replaced it", 0, withChanges, beforeSwarmKinds},
+	{topology{"forest-27-3-3", 27, 3, 3, false}, 5, false, "liveness: as seed 2 of classic-3, at 27-3-3", 0, withChanges, beforeSwarmKinds},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 12, true, "liveness: as seed 2 of classic-3, at 50-5-10", 0, withChanges, beforeSwarmKinds},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 36, true, "liveness: as seed 2 of classic-3, at 9-3-3", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 30032, false,
-		"liveness: a spare started when its addition was proposed took itself for a member of a configuration the ensemble then dropped (the entry was never committed) and led under it; spares now start when the addition commits, as joins do", 0, withChanges},
+		"liveness: a spare started when its addition was proposed took itself for a member of a configuration the ensemble then dropped (the entry was never committed) and led under it; spares now start when the addition commits, as joins do", 0, withChanges, beforeSwarmKinds},
 	{topology{"classic-3", 3, 1, 2, true}, 7, false,
-		"simulator: once every initial server had been removed, clients could only reach removed servers; clients now move to added spares too", 0, withChanges},
+		"simulator: once every initial server had been removed, clients could only reach removed servers; clients now move to added spares too", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 9, true,
-		"liveness: three groups of one after removals; a spare added to one of them started only once the change committed, which needed its acknowledgment; spares (and joining servers) now start when the change is proposed, as learners until their log holds a configuration", 0, seedChanges},
+		"liveness: three groups of one after removals; a spare added to one of them started only once the change committed, which needed its acknowledgment; spares (and joining servers) now start when the change is proposed, as learners until their log holds a configuration", 0, seedChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 200140, true,
-		"liveness: a spare added to a group whose other members were all removed afterwards never got the log: its coordinator was gone, it could not campaign (no configuration in its log yet), and it pointed the leader at the removed coordinator; it now asks the leader for the history when the leader writes to it", 0, seedChanges},
+		"liveness: a spare added to a group whose other members were all removed afterwards never got the log: its coordinator was gone, it could not campaign (no configuration in its log yet), and it pointed the leader at the removed coordinator; it now asks the leader for the history when the leader writes to it", 0, seedChanges, beforeSwarmKinds},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 30116, false,
-		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, withChanges},
+		"safety: two candidates ran for epoch 16; a coordinator no longer in its group (so never promising itself) switched its round to the second and counted the late promises made to the first; promises now name their candidate", 0, withChanges, beforeSwarmKinds},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 300063, true,
-		"liveness: removed servers whose logs had missed their removal kept coordinating their old groups (their configuration still had them), and the members, which had the new configuration, took their heartbeats as a live coordinator: no voter of the new configuration ever ran; members no longer count a coordinator their configuration leaves out of the group as heard; after the leader-rank change (a leader's group of two cannot replace it) the same seed had members of an older configuration follow a removed coordinator while the new configuration's members of that group were never asked for promises: members now pass a candidate's request to their coordinator, and coordinators ask the members the candidate's configuration names", 0, seedChanges},
+		"liveness: removed servers whose logs had missed their removal kept coordinating their old groups (their configuration still had them), and the members, which had the new configuration, took their heartbeats as a live coordinator: no voter of the new configuration ever ran; members no longer count a coordinator their configuration leaves out of the group as heard; after the leader-rank change (a leader's group of two cannot replace it) the same seed had members of an older configuration follow a removed coordinator while the new configuration's members of that group were never asked for promises: members now pass a candidate's request to their coordinator, and coordinators ask the members the candidate's configuration names", 0, seedChanges, beforeSwarmKinds},
 	{topology{"classic-3", 3, 1, 2, true}, 300001, true,
-		"liveness (found before leaders sent appends ahead of their fsync, which changed its schedule): a coordinator that knew its own removal, with no leader left to commit it, could neither run for leader nor let its group choose another; it now stops coordinating when no leader is heard", 0, seedChanges},
+		"liveness (found before leaders sent appends ahead of their fsync, which changed its schedule): a coordinator that knew its own removal, with no leader left to commit it, could neither run for leader nor let its group choose another; it now stops coordinating when no leader is heard", 0, seedChanges, beforeSwarmKinds},
+	// With disk faults:
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 530037, true,
+		"liveness: a member whose log registered an older incarnation of the other member of its group of two (which had lost its state and been registered again by entries it missed) could not count that member's promise and never won, while, its own candidate, it never counted as silent to grant the other's pre-vote; the leader's probes reached it but it asked nobody for the history, having no coordinator but itself; such a member now asks the leader", 0, seedChanges, withDiskFaults},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 530045, true,
+		"liveness: as seed 530037, the other member of the group of two removed by an entry the member missed, then its state lost: the member counted the removed server's new incarnation for nothing and never won", 0, seedChanges, withDiskFaults},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 550045, true,
+		"simulator: a server lost its state while the removal of another was appended but not committed; the bound on losses checked only the committed configuration, and the removal, in force on every server holding it, left no quorum without the recovering server, which could then never be registered again; losses and changes now keep within every configuration in use", 0, seedChanges, withDiskFaults},
 }
+
+// faultMix says which of the faults added to the simulator over time a
+// regression seed replays with: those of the sweep that found it.
+type faultMix int
+
+const (
+	// beforeSwarmKinds: found before swarm mode drew swarmKinds and disk
+	// faults; replayed without them.
+	beforeSwarmKinds faultMix = iota
+	// withDiskFaults: found by a sweep with --disk-faults; replayed with
+	// them, and with swarmKinds as the seed draws them.
+	withDiskFaults
+)
 
 // changes says whether a regression seed runs with configuration changes.
 type changes int
@@ -77,10 +101,14 @@ const (
 
 func TestRegressions(t *testing.T) {
 	for _, r := range regressions {
-		// Found before swarm mode drew swarmKinds: without them the seeds
-		// replay the schedules that found the bugs.
 		o := Options{Seed: r.seed, Swarm: r.swarm, MaxBatch: r.maxBatch,
-			Reconfig: r.reconfig == withChanges, NoReconfig: r.reconfig == noChanges, Without: swarmKinds}
+			Reconfig: r.reconfig == withChanges, NoReconfig: r.reconfig == noChanges}
+		switch r.faults {
+		case beforeSwarmKinds:
+			o.Without = append(slices.Clone(swarmKinds), "disk")
+		case withDiskFaults:
+			o.DiskFaults = true
+		}
 		t.Run(r.tp.name, func(t *testing.T) { runOpts(t, r.tp, o) })
 	}
 }

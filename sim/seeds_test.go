@@ -28,8 +28,8 @@ func runOpts(t *testing.T, tp topology, o Options) {
 	o.Nodes, o.Trees, o.Children, o.Classic = tp.nodes, tp.trees, tp.children, tp.classic
 	r := Run(o, nil, false)
 	if !r.OK {
-		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe-lab sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --reconfig=%v --no-reconfig=%v --without=%s -v",
-			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.Reconfig, o.NoReconfig, strings.Join(o.Without, ","))
+		t.Fatalf("%s seed %d swarm=%v: %s: %s\nreplay: giraffe-lab sim --seed %d --nodes %d --trees %d --children %d --classic=%v --swarm=%v --max-batch %d --reconfig=%v --no-reconfig=%v --disk-faults=%v --without=%s -v",
+			tp.name, o.Seed, o.Swarm, r.Kind, r.Failure, o.Seed, tp.nodes, tp.trees, tp.children, tp.classic, o.Swarm, o.MaxBatch, o.Reconfig, o.NoReconfig, o.DiskFaults, strings.Join(o.Without, ","))
 	}
 }
 

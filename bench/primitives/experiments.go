@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// Experiment is one of seed 001's figures: points that vary one or two
+// Experiment is one of The Cost of Consensus's figures: points that vary one or two
 // conditions.
 type Experiment struct {
 	// Name names the CSV and SVG files.
 	Name string
-	// Title says what it shows, with the figure of seed 001 it repeats.
+	// Title says what it shows, with the figure of The Cost of Consensus it repeats.
 	Title string
 	// Points are the conditions measured, in order.
 	Points []Point
@@ -28,7 +28,7 @@ type Experiment struct {
 }
 
 var (
-	// rtts are the round trips of the RTT axes, as in seed 001 (0 to 250 ms).
+	// rtts are the round trips of the RTT axes, as in The Cost of Consensus (0 to 250 ms).
 	rtts = []time.Duration{0, 50 * ms1, 100 * ms1, 250 * ms1}
 	// curveRTTs are the finer RTT axis of the line plots.
 	curveRTTs = []time.Duration{0, 25 * ms1, 50 * ms1, 100 * ms1, 150 * ms1, 250 * ms1}
@@ -38,7 +38,7 @@ var (
 
 const ms1 = time.Millisecond
 
-// Experiments returns seed 001's experiments, by the names of their files.
+// Experiments returns The Cost of Consensus's experiments, by the names of their files.
 func Experiments() []Experiment {
 	var grid, highRTT, lowRTT, lowCont, highCont []Point
 	for _, u := range rtts {

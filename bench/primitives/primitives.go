@@ -1,4 +1,4 @@
-// Package primitives runs seed 001's experiments on the locks of package
+// Package primitives runs The Cost of Consensus's experiments on the locks of package
 // recipes: the latency to acquire a lock under Poisson arrivals of lock
 // requests, as a function of the client-to-server round-trip time, the
 // server-to-server round-trip time and contention (arrival rate and time

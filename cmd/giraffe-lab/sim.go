@@ -40,8 +40,13 @@ With --bench, sim instead times a fault-free ensemble under a closed-loop
 write load with the calibrated cost model (each server a single queue paying
 CPU per message and per byte, its network interface a queue of its own, link
 latency, fsync) and reports write throughput, latency, CPU use and messages
-per commit. With --failover gl|gc it crashes the global leader or a group
-coordinator of a settled ensemble and reports the virtual time to recover.
+per commit (with --json also what the leader, a coordinator and an
+acceptor receive and send per commit, in messages and bytes). With
+--failover gl|gc it crashes the global leader or a group coordinator of a
+settled ensemble and reports the virtual time to recover.
+With --delivery interior|coordinator --crash K it crashes K interior members
+or coordinators of as many groups at once and reports which live servers
+stop applying new commits, and for how long.
 --calibrate measures the cost model on the real transport and log.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,7 +56,7 @@ coordinator of a settled ensemble and reports the virtual time to recover.
 			if o.Nodes < 1 || (!o.Classic && (o.Trees < 1 || o.Children < 1)) {
 				return errors.New("need --nodes >= 1 and, unless --classic, --trees and --children >= 1")
 			}
-			if bench.bench || bench.failover != "" {
+			if bench.bench || bench.failover != "" || bench.delivery != "" {
 				return runSimBench(cmd, o, bench, jsonOut)
 			}
 			o.SafetyUS, o.LivenessUS = safetyMS*1000, livenessMS*1000

@@ -16,6 +16,8 @@ import (
 type benchFlags struct {
 	bench       bool
 	failover    string
+	delivery    string
+	crash       int
 	calibrate   bool
 	outstanding int
 	payload     int
@@ -27,6 +29,8 @@ type benchFlags struct {
 func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&b.bench, "bench", false, "time a fault-free ensemble under write load with the calibrated cost model")
 	f.StringVar(&b.failover, "failover", "", "crash the global leader (gl) or a group coordinator (gc) and time the recovery")
+	f.StringVar(&b.delivery, "delivery", "", "crash --crash servers at once, interior members (interior) or coordinators (coordinator) of as many groups, and measure which servers stop applying new commits and for how long")
+	f.IntVar(&b.crash, "crash", 1, "delivery: how many servers to crash, one per group")
 	f.BoolVar(&b.calibrate, "calibrate", false, "measure the cost model on the real transport and write-ahead log, print it as JSON")
 	f.IntVar(&b.outstanding, "outstanding", 0, "bench: writes in flight (0: 2000; failover: 4 per server)")
 	f.IntVar(&b.payload, "payload", 1024, "bench: bytes per write")
@@ -48,7 +52,18 @@ func runSimBench(cmd *cobra.Command, o sim.Options, b benchFlags, jsonOut bool) 
 		}
 	}
 	var out any
-	if b.failover != "" {
+	if b.delivery != "" {
+		r, err := sim.RunDelivery(sim.DeliveryOptions{BenchOptions: bo, Kill: b.delivery, Crash: b.crash})
+		if err != nil {
+			return err
+		}
+		out = r
+		if !jsonOut {
+			fmt.Fprintf(cmd.OutOrStdout(), "nodes=%d trees=%d children=%d kill=%s victims=%v baseline_lag_p99_ms=%.1f stalled=%d %v stall_max_ms=%.1f stall_mean_ms=%.1f commits=%d commit_gap_ms=%.1f\n",
+				r.Nodes, r.Trees, r.Children, r.Kill, r.Victims, r.BaselineLagP99MS, len(r.Stalled), r.Stalled, r.StallMaxMS, r.StallMeanMS, r.Commits, r.CommitGapMS)
+			return nil
+		}
+	} else if b.failover != "" {
 		r, err := sim.RunFailover(sim.FailoverOptions{BenchOptions: bo, Kill: b.failover})
 		if err != nil {
 			return err

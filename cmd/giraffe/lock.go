@@ -34,7 +34,7 @@ func newLockCmd() *cobra.Command {
 it exits, exiting with the command's status. Without a command it prints the
 lock's sequencer and holds the lock until interrupted (Ctrl-C).
 
-Kinds (seed 001): tas-sync (test-and-set, waits on a watch), tas-async
+Kinds (The Cost of Consensus): tas-sync (test-and-set, waits on a watch), tas-async
 (test-and-set, timer-driven polling), queue-sync (ZooKeeper's lock recipe,
 kazoo's layout: a kazoo Lock on the same path excludes it), queue-async
 (queue, polling), reactive (switches between test-and-set and queueing with

@@ -25,7 +25,7 @@ func newTopologyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topology",
 		Short: "Print the interior-node-disjoint forest of N servers (text, JSON or SVG)",
-		Long: `Build the forest that N servers form (seed 000, Algorithms 1 and 2) and print it.
+		Long: `Build the forest that N servers form (the Giraffe paper, Algorithms 1 and 2) and print it.
 
 Servers 1..N join one after the other, then the servers of --remove leave in
 the order given. Each join takes the color of the smallest group, so the join

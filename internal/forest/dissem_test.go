@@ -8,8 +8,8 @@ import (
 func TestReceiverDeliversOnceForwardsEachColorOnce(t *testing.T) {
 	f := grow(t, Config{3, 3}, 30)
 	self := f.Group(1)[1] // interior in tree 1 only
-	r := NewReceiver(self, 0)
-	m := MsgID{Origin: 1, Seq: 10}
+	r := newReceiver(self, 0)
+	m := msgID{Origin: 1, Seq: 10}
 	steps := []struct {
 		color   Color
 		deliver bool
@@ -22,7 +22,7 @@ func TestReceiverDeliversOnceForwardsEachColorOnce(t *testing.T) {
 		{0, false, nil},
 	}
 	for i, s := range steps {
-		deliver, next := r.Receive(f, m, s.color)
+		deliver, next := r.receive(f, m, s.color)
 		var to []ServerID
 		for _, h := range next {
 			if h.Color != s.color {
@@ -41,9 +41,9 @@ func TestReceiverDeliversOnceForwardsEachColorOnce(t *testing.T) {
 
 func TestReceiverWindow(t *testing.T) {
 	f := grow(t, Config{3, 3}, 9)
-	r := NewReceiver(1, 4)
+	r := newReceiver(1, 4)
 	recv := func(origin ServerID, seq uint64) bool {
-		d, _ := r.Receive(f, MsgID{Origin: origin, Seq: seq}, 0)
+		d, _ := r.receive(f, msgID{Origin: origin, Seq: seq}, 0)
 		return d
 	}
 	for _, tc := range []struct {
@@ -68,11 +68,11 @@ func TestReceiverWindow(t *testing.T) {
 			t.Fatalf("origin %d seq %d: deliver %v, want %v", tc.origin, tc.seq, got, tc.want)
 		}
 	}
-	r.Forget(7)
+	r.forget(7)
 	if !recv(7, 5) {
-		t.Fatal("after Forget, an old message of the origin is new again")
+		t.Fatal("after forget, an old message of the origin is new again")
 	}
-	if d, next := r.Receive(f, MsgID{Origin: 9, Seq: 1}, MaxTrees); d || next != nil {
+	if d, next := r.receive(f, msgID{Origin: 9, Seq: 1}, MaxTrees); d || next != nil {
 		t.Fatal("a copy with an impossible color was accepted")
 	}
 }
@@ -86,20 +86,20 @@ func TestEveryServerGetsOneCopyPerTree(t *testing.T) {
 		for _, n := range []int{1, 2, 5, 27, 100} {
 			f := grow(t, sh.cfg, n)
 			copies := make(map[ServerID][]Color)
-			recv := make(map[ServerID]*Receiver)
+			recv := make(map[ServerID]*receiver)
 			delivered := 0
-			queue := Start(f)
+			queue := start(f)
 			if len(queue) != sh.cfg.Trees {
-				t.Fatalf("Start sent %d copies for %d trees", len(queue), sh.cfg.Trees)
+				t.Fatalf("start sent %d copies for %d trees", len(queue), sh.cfg.Trees)
 			}
 			for len(queue) > 0 {
 				h := queue[0]
 				queue = queue[1:]
 				copies[h.To] = append(copies[h.To], h.Color)
 				if recv[h.To] == nil {
-					recv[h.To] = NewReceiver(h.To, 0)
+					recv[h.To] = newReceiver(h.To, 0)
 				}
-				d, next := recv[h.To].Receive(f, MsgID{Origin: 1, Seq: 1}, h.Color)
+				d, next := recv[h.To].receive(f, msgID{Origin: 1, Seq: 1}, h.Color)
 				if d {
 					delivered++
 				}
@@ -128,11 +128,11 @@ func TestEveryServerGetsOneCopyPerTree(t *testing.T) {
 // tag"; otherwise the forest's rule, forward in the tree of the tag.
 func copyReach(f *Forest, k Color, literal bool) int {
 	reached := 0
-	for queue := Start(f)[k : k+1]; len(queue) > 0; queue = queue[1:] {
+	for queue := start(f)[k : k+1]; len(queue) > 0; queue = queue[1:] {
 		h := queue[0]
 		reached++
 		if c, _ := f.Color(h.To); !literal || c == h.Color {
-			queue = append(queue, Forward(f, h.To, h.Color)...)
+			queue = append(queue, forward(f, h.To, h.Color)...)
 		}
 	}
 	return reached

@@ -1,10 +1,20 @@
-// Package forest is Giraffe's membership topology: t interior-node-disjoint
-// trees over the same servers (seed 000 §III-A, Algorithms 1 and 2), the
-// dissemination rule that sends a message down all of them, and the limits
-// every operation on them keeps. It is pure: no I/O, no clock, no
-// randomness; the same ordered list of Changes gives the same Forest on every
-// server (Replay), so the topology can be derived from committed membership
-// entries instead of being sent around, and a Snapshot rebuilds it exactly.
+// Package forest is Giraffe's group assignment: t interior-node-disjoint
+// trees over the same servers (the Giraffe paper's §III-A, Algorithms 1 and
+// 2), whose colors are Group Paxos's voting groups, listed in heap order
+// (coordinator first), and the limits every operation on them keeps. It is
+// pure: no I/O, no clock, no randomness; the same ordered list of Changes
+// gives the same Forest on every server (Replay), so the groups can be
+// derived from committed membership entries instead of being sent around,
+// and a Snapshot rebuilds the forest exactly.
+//
+// The forest decides which servers vote in which group, not how messages
+// travel: Group Paxos relays a group's entries down a tree of the group's
+// own members (gpaxos.TreeTopology), which has the shape of the core of the
+// group's tree here. The paper also sends every message down all t trees,
+// so that any t-1 crashes leave every live server one whole tree; that rule
+// survives in this package's tests, which check the resilience the
+// construction promises, and docs/protocol.md gives the measurements for
+// which Giraffe does not disseminate that way.
 //
 // # Vocabulary and identifiers
 //
@@ -66,10 +76,11 @@
 //     changes color and takes the departed server's heap position directly
 //     (Update.Recolors). For Group Paxos a recolor moves a voter between
 //     groups, which is a configuration change in its own right.
-//  6. Dissemination: the paper forwards a copy tagged k only at servers of
-//     color k. That equals "forward in tree k" while the forest is disjoint,
-//     but strands subtrees below foreign interior servers otherwise. We
-//     forward in the tree of the tag, whoever the forwarder (dissem.go).
+//  6. Dissemination (the tests' rule): the paper forwards a copy tagged k
+//     only at servers of color k. That equals "forward in tree k" while the
+//     forest is disjoint, but strands subtrees below foreign interior
+//     servers otherwise. The tests forward in the tree of the tag, whoever
+//     the forwarder (reach_test.go).
 //  7. Capacity. The paper's S_max = t(1+c+c²) (PaperCapacity) is a statement
 //     about height (three levels), not about disjointness: tree k must hang
 //     n-1 servers below the g_k servers of color k, so disjointness needs

@@ -330,5 +330,3 @@ func depth(k Color, n *node) int {
 	}
 	return d
 }
-
-func sortIDs(ids []ServerID) { slices.Sort(ids) }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Resilience (seed 000 §III-A): a message sent down all t trees reaches every
+// Resilience (the Giraffe paper, §III-A): a message sent down all t trees reaches every
 // live server when any t-1 servers have crashed and nothing has been
 // repaired, while the forest is disjoint. Beyond disjointness (with t <= c)
 // the construction keeps every server interior in at most two trees, which
@@ -36,7 +36,7 @@ func checkReach(t *testing.T, f *Forest, crashed []ServerID) bool {
 	for _, id := range crashed {
 		dead[id] = true
 	}
-	got := Reach(f, func(id ServerID) bool { return dead[id] })
+	got := reach(f, func(id ServerID) bool { return dead[id] })
 	var live []ServerID
 	for _, id := range f.Servers() {
 		if !dead[id] {

@@ -95,6 +95,14 @@ func (n *Node) handleGroupPreElect(m Message) {
 		return
 	}
 	coord := n.hs.Coordinator
+	if coord == n.id && n.gc == nil {
+		// Its own candidacy that has not won, or a role lost in a
+		// restart: no coordinator. Its candidacies keep it from ever
+		// counting as silent, and one that cannot win (its log is too
+		// old: its configuration counts the other members' promises for
+		// nothing) would otherwise keep the group from electing anyone.
+		coord = None
+	}
 	silent := n.gc == nil && n.tick-n.heardGC >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From)
 	grant := member && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
@@ -256,16 +264,6 @@ func (n *Node) handleAppend(m Message) {
 		return
 	}
 	if gc == nil {
-		if !n.mayCampaign() && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
-			// A leader writes to this server as a member of the group,
-			// while its own log (behind) says it is not one (it was added
-			// back by a change it has not received), or it is a joining
-			// server whose log holds nothing yet. It never campaigns, and
-			// its group may have no coordinator to catch it up, so it asks
-			// the leader itself (seed 30059 at 9-3-3; swarm seed 200140 at
-			// 9-3-3: a newcomer alone in its group after removals).
-			n.requestCatchup(MsgCatchupReq, m.From)
-		}
 		// The leader's table is out of date: point it at the coordinator
 		// this server follows — never at itself: a promise to itself is a
 		// candidacy that did not win, and naming it would keep the leader
@@ -273,6 +271,26 @@ func (n *Node) handleAppend(m Message) {
 		coord := n.hs.Coordinator
 		if coord == n.id {
 			coord = None
+		}
+		if (!n.mayCampaign() || coord == None) && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
+			// A leader whose history this log lacks writes to this server,
+			// and no coordinator will bring it along, so it asks the
+			// leader itself. Either it never campaigns: its own log
+			// (behind) says it is not a member (it was added back by a
+			// change it has not received), or it is a joining server whose
+			// log holds nothing yet, and its group may have no coordinator
+			// (seed 30059 at 9-3-3; swarm seed 200140 at 9-3-3: a newcomer
+			// alone in its group after removals). Or it follows no
+			// coordinator but itself (none, a candidacy that has not won,
+			// a role lost in a restart), and its log may be too old for it
+			// ever to win: the entries it misses registered the new
+			// incarnation of a member that lost its state, or removed a
+			// member that then lost it, so its configuration counts that
+			// member's promise for nothing, and in a group of two it never
+			// wins (swarm seeds 530037 and 530045 at 9-3-3 with disk
+			// faults). The leader's history carries the configuration in
+			// force.
+			n.requestCatchup(MsgCatchupReq, m.From)
 		}
 		n.send(Message{Type: MsgGAck, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: n.hs.GroupEpoch,
 			Coord: coord, Reject: true})

@@ -1,4 +1,4 @@
-// Package gpaxos is Group Paxos (seed 000 §III-B, DESIGN.md §3) as a pure,
+// Package gpaxos is Group Paxos (the Giraffe paper, §III-B) as a pure,
 // deterministic state machine: messages and ticks go in through Step and
 // Tick; messages to send, state to persist and committed entries come out
 // through Ready. The package does no I/O, reads no clock, starts no goroutine

@@ -1,7 +1,7 @@
 package gpaxos
 
 // MsgType names a message of the protocol. docs/protocol.md maps each to the
-// steps of seed 000 (gl.3.1 … ga.3.3, Fig. 5).
+// steps of the Giraffe paper (gl.3.1 … ga.3.3, Fig. 5).
 type MsgType uint8
 
 const (
@@ -82,7 +82,7 @@ func (t MsgType) String() string {
 
 // Message is every message of the protocol; fields a type does not use are
 // zero. Every global-protocol message carries (Epoch, Group, GroupEpoch) so
-// that receivers can fence stale senders (DESIGN.md §3).
+// that receivers can fence stale senders.
 type Message struct {
 	Type     MsgType
 	From, To ID

@@ -5,8 +5,8 @@ import "slices"
 // Topology is the dissemination topology of one group: given the group's
 // members in configuration order, its coordinator (the root) and the members
 // the coordinator routes around, it says to whom a server forwards the
-// group's messages. It never decides safety (DESIGN.md §3, "configuration and
-// topology are different things"): a wrong or stale tree only delays
+// group's messages. It never decides safety (docs/protocol.md §1: the voting
+// configuration and the dissemination topology are different things): a wrong or stale tree only delays
 // messages, and catch-up repairs what a tree loses.
 type Topology interface {
 	// Children returns the servers id forwards group messages to. It must be
@@ -18,7 +18,7 @@ type Topology interface {
 // TreeTopology arranges a group as a complete tree of the given fan-out
 // rooted at the coordinator: the root, then the other live members in
 // configuration order starting after the root, laid out breadth first. This
-// is the shape the forest of seed 000 gives the interior nodes of one color.
+// is the shape the Giraffe paper's forest gives the interior of one tree.
 type TreeTopology struct {
 	Fanout int
 }

@@ -41,7 +41,7 @@ const (
 	EntryNormal EntryType = iota
 	// EntryNoop is appended by a new global leader before anything else, so
 	// that an entry of its own epoch commits before it accepts a
-	// configuration change (DESIGN.md §3).
+	// configuration change (docs/protocol.md §10).
 	EntryNoop
 	// EntryConfChange carries an encoded ConfChange.
 	EntryConfChange

@@ -1,5 +1,5 @@
-// Package zkpeer starts the Apache ZooKeeper 3.9 peer of
-// ../shared/peers/zookeeper for tests that run Giraffe's clients, recipes
+// Package zkpeer starts Apache ZooKeeper 3.9 (the peer installed beside the
+// repository, whose jars `make setup-java` fetches) for tests that run Giraffe's clients, recipes
 // and differential scripts against the real thing.
 package zkpeer
 

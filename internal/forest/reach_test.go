@@ -1,13 +1,21 @@
 package forest
 
-// Dissemination (seed 000 §III-A, last paragraph): a message is copied once
-// per tree, each copy tagged with the tree's color and sent to that tree's
-// root; a server that receives the copy of color k forwards it to its
-// children in tree k and nowhere else; receivers deliver the first copy and
-// drop repeats. Because every server is interior in at most one tree (while
-// the forest is disjoint), a crashed server stops the copy of at most one
-// color, so any t-1 crashes leave one tree whose every interior server is
-// alive, and its copy reaches every live server.
+import "slices"
+
+// The Giraffe paper's dissemination (§III-A, last paragraph), which the
+// resilience tests use to check what the forest is built for: a message is
+// copied once per tree, each copy tagged with the tree's color and sent to
+// that tree's root; a server that receives the copy of color k forwards it
+// to its children in tree k and nowhere else; receivers deliver the first
+// copy and drop repeats. Because every server is interior in at most one
+// tree (while the forest is disjoint), a crashed server stops the copy of
+// at most one color, so any t-1 crashes leave one tree whose every interior
+// server is alive, and its copy reaches every live server.
+//
+// Giraffe's servers do not disseminate this way: Group Paxos relays each
+// group's entries down a tree of the group's own members
+// (gpaxos.TreeTopology), one copy per server instead of t; docs/protocol.md
+// §14 gives the measurements behind that choice.
 //
 // The paper phrases the forwarding rule as "a node delivers messages to its
 // children only when it has the same color with the message tag". That is
@@ -16,50 +24,50 @@ package forest
 // group is empty) would strand its subtree. Forwarding in the tree of the
 // tag's color, whoever the forwarder is, is right in both cases.
 
-// MsgID identifies a disseminated message: the server that originated it and
+// msgID identifies a disseminated message: the server that originated it and
 // that server's sequence number for it, increasing over time (a membership
 // version, a zxid).
-type MsgID struct {
+type msgID struct {
 	Origin ServerID
 	Seq    uint64
 }
 
-// Hop is one copy to send: to server To, tagged with tree color Color.
-type Hop struct {
+// hop is one copy to send: to server To, tagged with tree color Color.
+type hop struct {
 	To    ServerID
 	Color Color
 }
 
-// Start returns the first hops of a message: one copy per tree, to that
+// start returns the first hops of a message: one copy per tree, to that
 // tree's root. A hop addressed to the originator itself must be handed to
-// its own Receiver like any other.
-func Start(f *Forest) []Hop {
-	hops := make([]Hop, 0, len(f.trees))
+// its own receiver like any other.
+func start(f *Forest) []hop {
+	hops := make([]hop, 0, len(f.trees))
 	for k := range f.trees {
 		if r := f.trees[k].root; r != nil {
-			hops = append(hops, Hop{To: r.id, Color: Color(k)})
+			hops = append(hops, hop{To: r.id, Color: Color(k)})
 		}
 	}
 	return hops
 }
 
-// Forward returns the hops with which self passes on a copy of color k: one
+// forward returns the hops with which self passes on a copy of color k: one
 // to each of its children in tree k, in ascending id order.
-func Forward(f *Forest, self ServerID, k Color) []Hop {
+func forward(f *Forest, self ServerID, k Color) []hop {
 	kids := f.Children(k, self)
-	hops := make([]Hop, len(kids))
+	hops := make([]hop, len(kids))
 	for i, c := range kids {
-		hops[i] = Hop{To: c, Color: k}
+		hops[i] = hop{To: c, Color: k}
 	}
 	return hops
 }
 
-// Receiver is one server's dissemination state: which copies of which
+// receiver is one server's dissemination state: which copies of which
 // messages it has seen. It is pure and bounded: per origin it remembers the
 // messages within Window sequence numbers of the newest one seen, and treats
 // anything older as a duplicate (the sliding window of replay protection),
 // so an origin must not let a message trail its newest by Window or more.
-type Receiver struct {
+type receiver struct {
 	self    ServerID
 	window  uint64
 	origins map[ServerID]*originState
@@ -70,38 +78,38 @@ type originState struct {
 	seen   map[uint64]uint64 // seq -> mask of colors received
 }
 
-// DefaultWindow is the per-origin window a Receiver uses when given 0.
-const DefaultWindow = 1024
+// defaultWindow is the per-origin window a receiver uses when given 0.
+const defaultWindow = 1024
 
-// NewReceiver returns the receiver of server self, remembering window
-// messages per origin (DefaultWindow if window is 0).
-func NewReceiver(self ServerID, window int) *Receiver {
+// newReceiver returns the receiver of server self, remembering window
+// messages per origin (defaultWindow if window is 0).
+func newReceiver(self ServerID, window int) *receiver {
 	if window <= 0 {
-		window = DefaultWindow
+		window = defaultWindow
 	}
-	return &Receiver{self: self, window: uint64(window), origins: make(map[ServerID]*originState)}
+	return &receiver{self: self, window: uint64(window), origins: make(map[ServerID]*originState)}
 }
 
-// Receive handles the copy of color k of message m at this server, in the
+// receive handles the copy of color k of message m at this server, in the
 // forest f this server currently holds. deliver is true for the first copy
 // of m, which the caller hands to the application; next lists the hops to
 // forward this copy on. A copy whose color was already received, or whose
 // message is older than the window, yields (false, nil): forwarding each
 // color at most once is what stops copies from circling when trees change
 // under messages in flight.
-func (r *Receiver) Receive(f *Forest, m MsgID, k Color) (deliver bool, next []Hop) {
-	deliver, forward := r.Observe(m, k)
-	if !forward {
+func (r *receiver) receive(f *Forest, m msgID, k Color) (deliver bool, next []hop) {
+	deliver, pass := r.observe(m, k)
+	if !pass {
 		return false, nil
 	}
-	return deliver, Forward(f, r.self, k)
+	return deliver, forward(f, r.self, k)
 }
 
-// Observe is Receive without the forest: it records the copy and reports
+// observe is receive without the forest: it records the copy and reports
 // whether to deliver the message and whether to forward this copy (then
-// with Forward). A caller whose delivery changes the forest (a membership
+// with forward). A caller whose delivery changes the forest (a membership
 // update) observes first, applies, then forwards in the new forest.
-func (r *Receiver) Observe(m MsgID, k Color) (deliver, forward bool) {
+func (r *receiver) observe(m msgID, k Color) (deliver, forward bool) {
 	if int(k) >= MaxTrees {
 		return false, false
 	}
@@ -136,18 +144,18 @@ func (o *originState) tooOld(seq, window uint64) bool {
 	return o.newest >= window && seq <= o.newest-window
 }
 
-// Forget drops what the receiver remembers of origin (a departed server).
-func (r *Receiver) Forget(origin ServerID) { delete(r.origins, origin) }
+// forget drops what the receiver remembers of origin (a departed server).
+func (r *receiver) forget(origin ServerID) { delete(r.origins, origin) }
 
-// Reach disseminates one message over f from the roots, with every server
+// reach disseminates one message over f from the roots, with every server
 // for which crashed returns true silent (it neither delivers nor forwards),
 // and returns the live servers that delivered it, in ascending id order. It
-// runs the Receiver state machine of every server, hop by hop in FIFO order.
-func Reach(f *Forest, crashed func(ServerID) bool) []ServerID {
-	m := MsgID{Origin: None, Seq: 1}
-	recv := make(map[ServerID]*Receiver)
+// runs the receiver state machine of every server, hop by hop in FIFO order.
+func reach(f *Forest, crashed func(ServerID) bool) []ServerID {
+	m := msgID{Origin: None, Seq: 1}
+	recv := make(map[ServerID]*receiver)
 	var got []ServerID
-	queue := Start(f)
+	queue := start(f)
 	for len(queue) > 0 {
 		h := queue[0]
 		queue = queue[1:]
@@ -156,15 +164,15 @@ func Reach(f *Forest, crashed func(ServerID) bool) []ServerID {
 		}
 		rc := recv[h.To]
 		if rc == nil {
-			rc = NewReceiver(h.To, 1)
+			rc = newReceiver(h.To, 1)
 			recv[h.To] = rc
 		}
-		deliver, next := rc.Receive(f, m, h.Color)
+		deliver, next := rc.receive(f, m, h.Color)
 		if deliver {
 			got = append(got, h.To)
 		}
 		queue = append(queue, next...)
 	}
-	sortIDs(got)
+	slices.Sort(got)
 	return got
 }
