@@ -8,6 +8,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 )
 
 // BenchOptions describe one throughput benchmark: a fault-free ensemble
@@ -99,7 +100,7 @@ func roleTraffic(ts []traffic, commits int) RoleTraffic {
 var CalibratedCost = Cost{CPUPerMsgUS: 3.4, CPUPerByteUS: 0.00126, BandwidthBpUS: 1250, LinkLatencyUS: 50, FsyncUS: 900}
 
 // benchMagic starts every benchmark payload, so the apply path can tell
-// them from the key-value workload's operations.
+// them from the register workload's operations (regMagic).
 const benchMagic = 0xB7
 
 func isBenchPayload(b []byte) bool { return len(b) > 0 && b[0] == benchMagic }
@@ -162,10 +163,7 @@ func (s *Sim) benchIssue(sl *benchSlot) {
 			s.clk.after(s.p.TickUS, try)
 			return
 		}
-		if err := sv.node.Propose(data); err != nil {
-			s.clk.after(s.p.TickUS, try)
-			return
-		}
+		sv.host.Propose(data, nil)
 		s.kick(sv)
 		s.clk.after(s.load.retryUS, func() {
 			if sl.seq == seq && sl.pending {
@@ -179,7 +177,7 @@ func (s *Sim) benchIssue(sl *benchSlot) {
 // applied records a benchmark entry's application at sv: its first
 // application anywhere is its commit; its application at the slot's server
 // completes the slot's write.
-func (l *benchLoad) applied(s *Sim, sv *server, e gpaxos.Entry) {
+func (l *benchLoad) applied(s *Sim, sv *server, e *replica.Committed) {
 	if !l.seen[e.Zxid] {
 		l.seen[e.Zxid] = true
 		if s.clk.now >= l.from && s.clk.now < l.to {
@@ -192,7 +190,7 @@ func (l *benchLoad) applied(s *Sim, sv *server, e gpaxos.Entry) {
 	if l.applyHook != nil {
 		l.applyHook(sv, e.Zxid, s.clk.now)
 	}
-	id, seq := decodeBench(e.Data)
+	id, seq := decodeBench(e.Body)
 	if id < 0 || id >= len(l.slots) {
 		return
 	}
@@ -278,7 +276,7 @@ func newBenchSim(o BenchOptions) (*Sim, error) {
 // leader returns the server that leads, or nil.
 func (s *Sim) leader() *server {
 	for _, sv := range s.servers {
-		if sv.up && sv.node.Status().Leader {
+		if sv.up && sv.host.Status().Leader {
 			return sv
 		}
 	}
@@ -292,7 +290,7 @@ func (s *Sim) settled() bool {
 	if l == nil {
 		return false
 	}
-	hs := l.node.Status().HardState
+	hs := l.host.Status().HardState
 	epoch := hs.Promised
 	if hs.Commit.Epoch() != epoch {
 		return false // the leader's own no-op has not committed yet
@@ -302,7 +300,7 @@ func (s *Sim) settled() bool {
 		for _, id := range s.voters.Groups[g] {
 			sv := s.byID(gpaxos.ID(id))
 			if sv.up {
-				st := sv.node.Status()
+				st := sv.host.Status()
 				ok = ok || (st.Coordinator && st.HardState.Current == epoch)
 			}
 		}
@@ -383,7 +381,7 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 
 // role names sv's role for reports.
 func (s *Sim) role(sv *server) string {
-	st := sv.node.Status()
+	st := sv.host.Status()
 	switch {
 	case st.Leader:
 		return "leader"

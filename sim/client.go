@@ -4,38 +4,51 @@ import (
 	"fmt"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 )
 
 // histOp is one client operation as the history records it.
 type histOp struct {
-	Client  int
-	Op      string
-	Key     string
-	Value   string
-	Expect  string
-	Call    int64
-	Return  int64 // -1: outcome unknown
-	OK      bool
-	Result  string
+	Client int
+	Op     string
+	Key    string
+	Value  string
+	Expect int32 // cas: the version expected
+	Call   int64
+	Return int64 // -1: outcome unknown
+	OK     bool
+	Result string // read: the value seen
+	// Version is the znode version the answer reported: read, the one
+	// seen; write and a cas that succeeded, the one made.
+	Version int32
 	Done    bool
-	Dropped bool // definitely never executed (no leader to send to): left out
 	seq     int
-	server  int
 }
 
 // client issues one operation at a time to one server, moving to another
-// server after a timeout.
+// server after a timeout or when the server fails the operation.
 type client struct {
 	id      int
 	server  int
 	seq     int
 	pending *histOp
-	lastVal map[string]string
+	// lastVer is the version of each register the client last saw, which
+	// its next cas expects.
+	lastVer map[string]int32
+}
+
+// pendingReq is a client operation a server proposed and has not yet
+// answered, filed under the stream and sequence number of its proposal,
+// as server/replicated.go files its requests.
+type pendingReq struct {
+	c           *client
+	op          *histOp
+	stream, seq uint64
 }
 
 func (s *Sim) startClients() {
 	for i := 0; i < s.p.Clients; i++ {
-		c := &client{id: i, server: s.rng.Intn(len(s.servers)), lastVal: map[string]string{}}
+		c := &client{id: i, server: s.rng.Intn(len(s.servers)), lastVer: map[string]int32{}}
 		s.clients = append(s.clients, c)
 		s.clk.after(s.rng.Int63n(20_000), func() { s.issue(c) })
 	}
@@ -47,8 +60,8 @@ func (s *Sim) issue(c *client) {
 		return
 	}
 	c.seq++
-	key := fmt.Sprintf("k%d", s.rng.Intn(s.p.Keys))
-	op := &histOp{Client: c.id, Key: key, Call: s.clk.now, Return: -1, seq: c.seq, server: c.server}
+	key := keyName(s.rng.Intn(s.p.Keys))
+	op := &histOp{Client: c.id, Key: key, Call: s.clk.now, Return: -1, seq: c.seq}
 	switch r := s.rng.Intn(10); {
 	case r < 3:
 		op.Op = "read"
@@ -58,62 +71,102 @@ func (s *Sim) issue(c *client) {
 	default:
 		op.Op = "cas"
 		op.Value = fmt.Sprintf("c%d-%d", c.id, c.seq)
-		op.Expect = c.lastVal[key]
+		op.Expect = c.lastVer[key]
 	}
 	c.pending = op
 	s.history = append(s.history, op)
-	payload := kvOp{Client: c.id, Seq: c.seq, Op: op.Op, Key: key, Value: op.Value, Expect: op.Expect}.encode()
+	rop := regOp{Client: c.id, Seq: c.seq, Op: op.Op, Key: key, Value: op.Value, Expect: op.Expect}
 	sv := s.members()[c.server]
 	s.clk.after(s.net.minUS, func() {
 		if !sv.up || sv.paused {
 			return // lost: the client will time out
 		}
-		if err := sv.node.Propose(payload); err == gpaxos.ErrNoLeader {
-			if c.pending == op {
-				op.Dropped = true
-				c.pending = nil
-				c.server = s.pickServer()
-				s.clk.after(s.p.TickUS, func() { s.issue(c) })
-			}
-			return
-		}
+		sv.host.Propose(rop.body(s.clk.now/1000), func(stream, seq uint64) {
+			sv.pending = append(sv.pending, &pendingReq{c: c, op: op, stream: stream, seq: seq})
+		})
 		s.kick(sv)
 	})
 	s.clk.after(s.p.ClientTimeoutUS, func() {
 		if c.pending == op {
-			c.pending = nil // outcome unknown
-			c.server = s.pickServer()
-			s.issue(c)
+			s.giveUp(c)
 		}
 	})
 }
 
-// clientReply delivers the result of an applied operation to its client, if
-// the applying server is the one the client asked and it still waits.
-func (s *Sim) clientReply(sv *server, op kvOp, res kvResult, z gpaxos.Zxid) {
-	if op.Client < 0 || op.Client >= len(s.clients) {
+// giveUp leaves c's operation with an unknown outcome and moves c to
+// another server for its next one.
+func (s *Sim) giveUp(c *client) {
+	c.pending = nil
+	c.server = s.pickServer()
+	s.issue(c)
+}
+
+// complete answers sv's request for committed entry cm, its own, with
+// what sv's tree returned (server/replicated.go's complete): the request
+// at the head of sv's pending list, if the entry carries its numbers;
+// anything else is a proposal of an abandoned stream.
+func (s *Sim) complete(sv *server, cm *replica.Committed, out regOutput) {
+	if len(sv.pending) == 0 {
 		return
 	}
-	c := s.clients[op.Client]
-	h := c.pending
-	if h == nil || h.seq != op.Seq || h.server != sv.idx {
+	it := sv.pending[0]
+	if it.stream != cm.Stream || it.seq != cm.Seq {
 		return
 	}
+	sv.pending = sv.pending[1:]
+	s.reply(it.c, it.op, out, cm.Zxid)
+}
+
+// resent files sv's requests whose proposals moved to a new stream under
+// their new numbers (server/replicated.go's resent).
+func (sv *server) resent(moves []replica.Resend) {
+	i := 0
+	for _, it := range sv.pending {
+		for i < len(moves) && (moves[i].OldStream != it.stream || moves[i].OldSeq != it.seq) {
+			i++
+		}
+		if i == len(moves) {
+			return
+		}
+		it.stream, it.seq = moves[i].NewStream, moves[i].NewSeq
+		i++
+	}
+}
+
+// abandon fails sv's requests of streams older than stream: their outcome
+// is unknown, as for a ZooKeeper client whose connection closes, and
+// their clients move on.
+func (s *Sim) abandon(sv *server, stream uint64) {
+	keep := sv.pending[:0]
+	for _, it := range sv.pending {
+		if it.stream >= stream {
+			keep = append(keep, it)
+			continue
+		}
+		if it.c.pending == it.op {
+			s.clk.after(s.net.minUS, func() {
+				if it.c.pending == it.op {
+					s.giveUp(it.c)
+				}
+			})
+		}
+	}
+	clear(sv.pending[len(keep):])
+	sv.pending = keep
+}
+
+// reply delivers the answer to op, one network delay later, if its client
+// still waits for it.
+func (s *Sim) reply(c *client, h *histOp, out regOutput, z gpaxos.Zxid) {
 	s.clk.after(s.net.minUS, func() {
 		if c.pending != h {
 			return
 		}
-		h.Return, h.Done, h.OK, h.Result = s.clk.now, true, res.OK, res.Value
+		h.Return, h.Done, h.OK, h.Result, h.Version = s.clk.now, true, out.OK, out.Value, out.Version
 		c.pending = nil
-		switch h.Op {
-		case "read":
-			c.lastVal[h.Key] = res.Value
-		case "write":
-			c.lastVal[h.Key] = h.Value
-			s.chk.acked = append(s.chk.acked, z)
-		case "cas":
-			if res.OK {
-				c.lastVal[h.Key] = h.Value
+		if out.OK {
+			c.lastVer[h.Key] = out.Version
+			if h.Op != "read" {
 				s.chk.acked = append(s.chk.acked, z)
 			}
 		}

@@ -1,27 +1,42 @@
 package sim
 
 import (
+	"bytes"
+	"log/slog"
 	"math/rand"
 	"slices"
+	"strings"
+	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 )
 
-// server is one simulated machine.
+// server is one simulated machine: the production replica host
+// (internal/replica.Host) over the simulator's clock, disk and network,
+// applying what commits to a data tree (internal/datatree).
 type server struct {
-	id      gpaxos.ID
-	idx     int
-	node    *gpaxos.Node
-	up      bool
-	paused  bool
-	inc     int // incarnation: events of a crashed incarnation are void
-	inbox   []gpaxos.Message
-	busy    bool
-	disk    disk
-	kv      kvStore
-	pos     int // position in the canonical sequence of the last applied entry
+	id     gpaxos.ID
+	idx    int
+	host   *replica.Host
+	tree   *datatree.Tree
+	up     bool
+	paused bool
+	inc    int // incarnation: events of a crashed incarnation are void
+	inbox  []gpaxos.Message
+	// outbox holds what the host sent (HostConfig.Send) until the server
+	// has paid for it.
+	outbox []gpaxos.Message
+	busy   bool
+	disk   disk
+	// pending are the client operations this server proposed and has not
+	// answered, in the order it proposed them.
+	pending []*pendingReq
+	pos     int         // position in the canonical sequence of the last applied entry
+	applied gpaxos.Zxid // the last applied entry
 	rng     *rand.Rand
 	cpuUS   float64
 	sent    int
@@ -41,9 +56,10 @@ type server struct {
 	// skew is how far this server's tick period is from TickUS, as a
 	// fraction (Params.TickSkew).
 	skew float64
-	// stallUntil is when the fsync under way ends, if it stalled;
-	// tickMissed, that the node missed ticks meanwhile.
+	// stallUntil is when the fsync under way ends, if it stalled.
 	stallUntil int64
+	// tickMissed: a tick came while the server was busy; the host sees it
+	// when the server is next idle.
 	tickMissed bool
 }
 
@@ -72,8 +88,14 @@ func (s *Sim) nodeConfig(sv *server) gpaxos.Config {
 		Incarnation: sv.disk.incarnation, Recovering: sv.disk.recovering}
 }
 
-// start (re)creates sv's node from its disk: the hard state, the newest
-// snapshot and the log after it.
+// simClock is the hosts' clock: the simulator's virtual time.
+type simClock struct{ s *Sim }
+
+func (c simClock) Now() time.Time { return time.UnixMicro(c.s.clk.now) }
+
+// start (re)creates sv's host from its disk: the hard state, the newest
+// snapshot and the log after it, the identity (incarnation, recovery mark,
+// count of starts).
 func (s *Sim) start(sv *server) error {
 	snap := sv.disk.snap()
 	var ents []gpaxos.Entry
@@ -82,39 +104,69 @@ func (s *Sim) start(sv *server) error {
 	} else {
 		ents = sv.disk.ents
 	}
-	n, err := gpaxos.RestartNode(s.nodeConfig(sv), sv.disk.hs, snap, ents)
+	sv.up, sv.paused, sv.busy, sv.inbox, sv.outbox, sv.stallUntil, sv.tickMissed = true, false, false, nil, nil, 0, false
+	sv.tree, sv.pending, sv.pos, sv.applied, sv.snapIdx = newTree(s.p.Clients, s.p.Keys), nil, -1, 0, 0
+	node := s.nodeConfig(sv)
+	sv.disk.formatted = true
+	sv.disk.boots++
+	h, err := replica.NewHost(replica.HostConfig{
+		Node:            node,
+		Boots:           sv.disk.boots,
+		Tick:            time.Duration(s.p.TickUS) * time.Microsecond,
+		ProposalTimeout: 10 * time.Duration(s.p.ElectionTicks*int(s.p.TickUS)) * time.Microsecond,
+		Clock:           simClock{s},
+		Send:            func(m gpaxos.Message) { sv.outbox = append(sv.outbox, m) },
+		Deliver:         func(d replica.Delivery) { s.apply(sv, d) },
+		OnRecovered: func() error {
+			sv.disk.recovering = false // the identity is rewritten at once
+			return nil
+		},
+		Logger: s.hostLogger(sv),
+	}, sv.disk.hs, snap, ents)
 	if err != nil {
+		sv.up = false
 		return err
 	}
-	sv.node, sv.up, sv.paused, sv.busy, sv.inbox, sv.stallUntil, sv.tickMissed = n, true, false, false, nil, 0, false
-	sv.kv, sv.pos, sv.snapIdx = newKV(s.p.DupProb > 0), -1, 0
-	sv.disk.formatted = true
-	if snap != nil {
-		sv.kv = restoreKV(snap.Data, s.p.DupProb > 0)
-		sv.snapIdx = snap.Index
-		p, ok := s.chk.posOf[snap.Index]
-		if !ok {
-			s.fail(failCorrectness, "server %d restarted from snapshot at %v that no server applied", sv.id, snap.Index)
-		}
-		sv.pos = p
-	}
+	sv.host = h
 	return nil
 }
 
-// crash stops sv; whatever it had not fsynced is lost with it.
+// hostLogger is where sv's host logs: the fault log, in verbose runs.
+func (s *Sim) hostLogger(sv *server) *slog.Logger {
+	if s.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(hostLogWriter{s}, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})).With("server", int(sv.id))
+}
+
+// hostLogWriter writes the hosts' log lines into the fault log.
+type hostLogWriter struct{ s *Sim }
+
+func (w hostLogWriter) Write(b []byte) (int, error) {
+	w.s.note("host: %s", strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+// crash stops sv; whatever it had not fsynced is lost with it, and so are
+// the requests it had not answered.
 func (s *Sim) crash(sv *server) {
-	sv.up, sv.node, sv.inbox, sv.busy, sv.kv = false, nil, nil, false, kvStore{}
+	sv.up, sv.host, sv.tree, sv.inbox, sv.outbox, sv.pending, sv.busy = false, nil, nil, nil, nil, nil, false
 	sv.inc++
 }
 
-// kick lets sv process its inbox: one batch of messages, then one Ready,
-// persisted (fsync) before its messages leave. The server is a single queue:
-// it is busy for the CPU time of the batch, then for the fsync.
+// kick lets sv take new work as replica.Replica's loop does: one batch of
+// messages and the proposals queued, then the host's Readies until it is
+// quiet (handleReady). The server is a single queue: it is busy for the
+// CPU time of the batch and of the messages it sends, and for each fsync.
 func (s *Sim) kick(sv *server) {
 	if !sv.up || sv.paused || sv.busy || s.failed() {
-		return
-	}
-	if len(sv.inbox) == 0 && !sv.node.HasReady() {
 		return
 	}
 	var cost float64
@@ -124,30 +176,56 @@ func (s *Sim) kick(sv *server) {
 	}
 	sv.inbox = sv.inbox[len(batch):]
 	for _, m := range batch {
-		sv.node.Step(m)
+		sv.host.Step(m)
 		cost += s.msgCost(&m)
 		s.count(sv, &m, false)
 		s.checkNode(sv)
 	}
+	sv.host.TakeQueued()
+	s.handleReady(sv, cost)
+}
+
+// handleReady is replica.Replica's handleReady: the host's next Ready,
+// persisted (fsync) before its messages leave, then the next, until the
+// host is quiet; then the server is idle. cost is the CPU time of the
+// work that came before, which the server pays first; sv.busy says that
+// it is in the middle of the loop.
+func (s *Sim) handleReady(sv *server, cost float64) {
+	rd, ok := sv.host.NextReady()
+	out := sv.outbox
+	sv.outbox = nil
+	if !ok && cost == 0 && len(out) == 0 {
+		if sv.busy {
+			s.idle(sv)
+		}
+		return
+	}
+	for i := range out {
+		cost += s.msgCost(&out[i])
+	}
 	inc := sv.inc
 	sv.busy = true
-	if !sv.node.HasReady() {
+	if !ok {
 		s.chargeCPU(sv, cost)
 		s.clk.after(int64(cost), func() {
 			if sv.inc == inc {
-				sv.busy = false
-				s.kick(sv)
+				s.sendAll(sv, out)
+				s.idle(sv)
 			}
 		})
 		return
 	}
-	rd := sv.node.Ready()
 	for i := range rd.Early {
 		cost += s.msgCost(&rd.Early[i])
 		s.count(sv, &rd.Early[i], true)
 	}
+	// The messages Persisted sends are paid for now.
+	var late int
 	for i := range rd.Messages {
 		cost += s.msgCost(&rd.Messages[i])
+		if rd.Messages[i].To != sv.id {
+			late++
+		}
 		s.count(sv, &rd.Messages[i], true)
 	}
 	s.chargeCPU(sv, cost)
@@ -155,16 +233,16 @@ func (s *Sim) kick(sv *server) {
 	if rd.HardState != nil || rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 {
 		fsync = s.p.FsyncUS + s.fsyncStall(sv, int64(cost)+s.p.FsyncUS)
 	}
-	if len(rd.Early) > 0 {
-		// The early messages leave once their CPU is paid, while the
-		// fsync runs; a crash during it loses the Ready but not them.
+	if len(out) > 0 || len(rd.Early) > 0 {
+		// What the host sent and the early messages leave once their CPU
+		// is paid, while the fsync runs; a crash during it loses the Ready
+		// but not them.
 		s.clk.after(int64(cost), func() {
 			if sv.inc != inc {
 				return
 			}
-			for _, m := range rd.Early {
-				s.sendMsg(sv, m)
-			}
+			s.sendAll(sv, out)
+			s.sendAll(sv, rd.Early)
 		})
 	}
 	s.clk.after(int64(cost)+fsync, func() {
@@ -172,19 +250,44 @@ func (s *Sim) kick(sv *server) {
 			return // crashed before the fsync completed: the Ready is lost
 		}
 		s.persist(sv, rd)
-		for _, m := range rd.Messages {
-			s.sendMsg(sv, m)
+		if err := sv.host.Persisted(rd); err != nil {
+			s.fail(failCrash, "server %d: %v", sv.id, err)
+			return
 		}
-		s.applyCommitted(sv, rd)
-		sv.node.Advance()
-		sv.busy = false
-		if sv.tickMissed {
-			sv.tickMissed = false
-			sv.node.Tick()
-		}
+		s.maybeSnapshot(sv)
 		s.checkNode(sv)
-		s.kick(sv)
+		if s.failed() {
+			return
+		}
+		// Persisted sends rd.Messages first, then what finishing the Ready
+		// made the host send (a proposal stream resent once a leader
+		// change settled), which is paid for before it leaves with the
+		// next Ready's messages.
+		out := sv.outbox
+		sv.outbox = nil
+		s.sendAll(sv, out[:late])
+		sv.outbox = out[late:]
+		s.handleReady(sv, 0)
 	})
+}
+
+// idle ends a busy period of sv: the host sees the tick it missed, if
+// any (a production replica's ticker keeps one), and sv takes the next
+// work.
+func (s *Sim) idle(sv *server) {
+	sv.busy = false
+	if sv.tickMissed && !sv.paused && !s.failed() {
+		sv.tickMissed = false
+		sv.host.Tick()
+		s.checkNode(sv)
+	}
+	s.kick(sv)
+}
+
+func (s *Sim) sendAll(sv *server, ms []gpaxos.Message) {
+	for _, m := range ms {
+		s.sendMsg(sv, m)
+	}
 }
 
 // chargeCPU makes sv busy for cost µs from now. Benchmarks count only the
@@ -251,6 +354,7 @@ func (s *Sim) persist(sv *server, rd gpaxos.Ready) {
 }
 
 // sendMsg puts m on the network (or loops it back to sv).
+
 func (s *Sim) sendMsg(sv *server, m gpaxos.Message) {
 	sv.sent++
 	s.stats.msgs++
@@ -295,50 +399,76 @@ func (s *Sim) deliver(sv *server, m gpaxos.Message) {
 	s.kick(sv)
 }
 
-// applyCommitted applies rd's committed entries to sv's store, feeds the
-// agreement checker, answers this server's clients, and compacts the log.
-func (s *Sim) applyCommitted(sv *server, rd gpaxos.Ready) {
-	if rd.Snapshot != nil {
-		sv.kv = restoreKV(rd.Snapshot.Data, s.p.DupProb > 0)
-		sv.snapIdx = rd.Snapshot.Index
-		p, ok := s.chk.posOf[rd.Snapshot.Index]
-		if !ok {
-			s.fail(failCorrectness, "server %d installed a snapshot at %v that no server applied", sv.id, rd.Snapshot.Index)
+// apply is sv's application (HostConfig.Deliver): it installs a
+// snapshot's tree, applies committed entries to the tree, feeds the
+// agreement checker, answers this server's clients, and files or fails
+// their requests as the host renumbers or abandons their proposals.
+func (s *Sim) apply(sv *server, d replica.Delivery) {
+	if sn := d.Snapshot; sn != nil {
+		t, err := datatree.ReadSnapshot(bytes.NewReader(sn.Data))
+		if err != nil {
+			s.fail(failCorrectness, "server %d: snapshot at %v unreadable: %v", sv.id, sn.Index, err)
 			return
 		}
-		sv.pos = p
+		sv.tree, sv.applied, sv.snapIdx = t, sn.Index, sn.Index
+		s.chk.installed(s, sv, sn.Index, t.Digest())
 	}
-	for _, e := range rd.CommittedEntries {
-		s.chk.applied(s, sv, e)
-		if e.Type != gpaxos.EntryNormal {
-			continue
+	for i := range d.Entries {
+		if s.failed() {
+			return
 		}
-		if s.load != nil && isBenchPayload(e.Data) {
-			s.load.applied(s, sv, e)
-			continue
-		}
-		op, ok := decodeOp(e.Data)
-		if !ok {
-			continue
-		}
-		res, applied := sv.kv.apply(op)
-		if !applied {
-			continue
-		}
-		s.stats.commitAt(s, e.Zxid)
-		s.clientReply(sv, op, res, e.Zxid)
+		s.applyEntry(sv, &d.Entries[i])
 	}
-	if len(rd.CommittedEntries) > 0 {
-		last := rd.CommittedEntries[len(rd.CommittedEntries)-1].Zxid
-		if s.chk.posOf[last]-s.posOfSnap(sv) >= s.p.SnapEvery {
-			data := sv.kv.snapshot()
-			if err := sv.node.Compact(last, data); err == nil {
-				// The host writes its own snapshot atomically (write, fsync,
-				// rename), so it is durable at once.
-				sv.disk.saveSnapshot(gpaxos.Snapshot{Index: last, Voters: sv.node.ConfigAt(last), Data: data}, false)
-				sv.snapIdx = last
-			}
-		}
+	if len(d.Resent) > 0 {
+		sv.resent(d.Resent)
+	}
+	if d.Abandoned != 0 {
+		s.abandon(sv, d.Abandoned)
+	}
+}
+
+// applyEntry applies one committed entry to sv's tree.
+func (s *Sim) applyEntry(sv *server, cm *replica.Committed) {
+	sv.applied = cm.Zxid
+	if s.load != nil && !cm.Noop && isBenchPayload(cm.Body) {
+		s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+		s.load.applied(s, sv, cm)
+		return
+	}
+	op, e, ok := decodeRegOp(cm.Body)
+	if cm.Noop || !ok {
+		// A leader's no-op or a configuration entry (whose context, empty
+		// here, is what production writes to /zookeeper/config) leaves the
+		// tree as it was.
+		s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+		return
+	}
+	e.Zxid = int64(cm.Zxid)
+	out := applyReg(sv.tree, op, e)
+	s.chk.applied(s, sv, cm, sv.tree.Digest(), &op)
+	s.stats.commitAt(s, cm.Zxid)
+	if cm.Own {
+		s.complete(sv, cm, out)
+	}
+}
+
+// maybeSnapshot snapshots sv's tree every SnapEvery entries and lets the
+// host compact its log up to there.
+func (s *Sim) maybeSnapshot(sv *server) {
+	if sv.pos < 0 || sv.pos-s.posOfSnap(sv) < s.p.SnapEvery {
+		return
+	}
+	var buf bytes.Buffer
+	if err := sv.tree.WriteSnapshot(&buf); err != nil {
+		s.fail(failCrash, "server %d: snapshot: %v", sv.id, err)
+		return
+	}
+	last := sv.applied
+	if err := sv.host.Compact(last, buf.Bytes()); err == nil {
+		// The host writes its own snapshot atomically (write, fsync,
+		// rename), so it is durable at once.
+		sv.disk.saveSnapshot(gpaxos.Snapshot{Index: last, Voters: sv.host.ConfigAt(last), Data: buf.Bytes()}, false)
+		sv.snapIdx = last
 	}
 }
 
@@ -366,7 +496,7 @@ func (s *Sim) byID(id gpaxos.ID) *server {
 func (s *Sim) members() []*server {
 	out := s.servers
 	for _, sv := range s.spares {
-		if sv.node != nil {
+		if sv.host != nil {
 			out = append(out[:len(out):len(out)], sv)
 		}
 	}
@@ -418,18 +548,20 @@ func (s *Sim) tickPeriod(sv *server) int64 {
 
 // tickLoop ticks sv every tick period (tickPeriod) from a per-server phase.
 //
-// A server ticks while it waits for an ordinary fsync (a fraction of a
-// tick), but not through a stalled one: a production server ticks its node
-// from the goroutine that fsyncs, and its ticker keeps one missed tick, so
-// it sees one tick when the stall ends. A node ticked through a stall of
-// seconds would time out and campaign again and again with none of it
+// A production replica ticks its host from the goroutine that steps
+// messages and fsyncs, and its ticker keeps one missed tick: a tick that
+// comes while the server is busy (a batch, an fsync, a stalled fsync of
+// seconds) is seen once when it is next idle. A host ticked through a
+// stall would time out and campaign again and again with none of it
 // reaching the disk or the network, which no server does.
 func (s *Sim) tickLoop(sv *server) {
 	s.clk.after(s.tickPeriod(sv), func() {
-		if sv.stallUntil > s.clk.now {
+		switch {
+		case !sv.up || sv.paused || s.failed():
+		case sv.busy:
 			sv.tickMissed = true
-		} else if sv.up && !sv.paused && !s.failed() {
-			sv.node.Tick()
+		default:
+			sv.host.Tick()
 			s.checkNode(sv)
 			s.kick(sv)
 		}

@@ -142,7 +142,7 @@ func RunDelivery(o DeliveryOptions) (DeliveryResult, error) {
 			continue
 		}
 		lag := maxLag[sv.idx]
-		applied := sv.node.Status().Applied
+		applied := sv.host.Status().Applied
 		for _, z := range commits {
 			if z > applied {
 				lag = max(lag, end-committedAt[z]) // still waiting for z
@@ -164,14 +164,14 @@ func RunDelivery(o DeliveryOptions) (DeliveryResult, error) {
 // deliveryVictims picks the servers RunDelivery crashes.
 func (s *Sim) deliveryVictims(gl *server, kill string, crash int) ([]*server, error) {
 	t := len(s.voters.Groups)
-	lg := gl.node.Status().Group
+	lg := gl.host.Status().Group
 	var out []*server
 	for i := 1; len(out) < crash && i <= t; i++ {
 		g := (lg + i) % t
 		members := s.voters.Groups[g]
 		coord := -1
 		for j, id := range members {
-			if sv := s.byID(gpaxos.ID(id)); sv.up && sv.node.Status().Coordinator {
+			if sv := s.byID(gpaxos.ID(id)); sv.up && sv.host.Status().Coordinator {
 				coord = j
 			}
 		}

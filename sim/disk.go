@@ -26,10 +26,12 @@ type disk struct {
 	base gpaxos.Zxid
 
 	// The identity file (internal/replica identity.go): the incarnation of
-	// this disk's durable state, and whether the server lost state and
-	// waits to be registered anew before it votes.
+	// this disk's durable state, whether the server lost state and waits
+	// to be registered anew before it votes, and how many times it was
+	// started (the host's proposal streams grow with it).
 	incarnation uint64
 	recovering  bool
+	boots       uint64
 
 	// The marks of storage faults, as production storage finds them.
 	formatted bool // the identity file exists: written at the first start
@@ -186,10 +188,10 @@ func (s *Sim) recovering(sv *server) bool {
 	if !sv.disk.lost {
 		return false
 	}
-	if !sv.up || sv.node == nil {
+	if !sv.up || sv.host == nil {
 		return true
 	}
-	st := sv.node.Status()
+	st := sv.host.Status()
 	return !st.Registered || st.Recovering || sv.pos < sv.disk.recoverTo
 }
 
@@ -249,8 +251,8 @@ func (s *Sim) configsInUse() []quorum.Config {
 // entry after the oldest snapshot kept, so its newest configuration entry
 // is never older than the newest snapshot's.)
 func (s *Sim) serverVoters(sv *server) quorum.Config {
-	if sv.node != nil {
-		return sv.node.Voters()
+	if sv.host != nil {
+		return sv.host.Voters()
 	}
 	for i := len(sv.disk.ents) - 1; i >= 0; i-- {
 		if e := sv.disk.ents[i]; e.Type == gpaxos.EntryConfChange {
@@ -272,13 +274,13 @@ func (s *Sim) serverVoters(sv *server) quorum.Config {
 // registers sv's incarnation.
 func (s *Sim) registeredEverywhere(sv *server) bool {
 	for _, o := range s.members() {
-		if o.node == nil {
+		if o.host == nil {
 			if o.disk.incarnation != 0 {
 				return false // down: its configuration is unknown here
 			}
 			continue
 		}
-		if inc, ok := o.node.Voters().Incarnations[sv.id]; !ok || inc != sv.disk.incarnation {
+		if inc, ok := o.host.Voters().Incarnations[sv.id]; !ok || inc != sv.disk.incarnation {
 			return false
 		}
 	}

@@ -1,8 +1,16 @@
 // Package sim is Giraffe's deterministic simulator (`giraffe-lab sim`): many
-// Group Paxos nodes (internal/gpaxos) in one process, on virtual time, over a
-// simulated network and disk, under seeded fault injection, watched by
-// independent checkers (agreement, durability, invariants after every step,
-// linearizability of a key-value workload with porcupine).
+// servers in one process, on virtual time, over a simulated network and
+// disk, under seeded fault injection, watched by independent checkers
+// (agreement of the committed sequence and of the data trees, exactly-once
+// commits, durability, invariants after every step, linearizability of a
+// register workload with porcupine).
+//
+// Each server runs what production runs: a replica host
+// (internal/replica.Host, the Group Paxos node of internal/gpaxos with its
+// proposal streams, sequencer and recovery), driven as replica.Replica
+// drives it, applying what commits to a data tree (internal/datatree). Its
+// clients read, write and compare-and-set znodes through the log, and are
+// answered from the tree as a server answers its own clients.
 //
 // One seed determines the whole run: every random choice comes from
 // math/rand sources derived from it, events are ordered by (virtual time,

@@ -60,7 +60,7 @@ func RunFailover(o FailoverOptions) (FailoverResult, error) {
 	timeout := s.p.TickUS * int64(s.p.ElectionTicks)
 	r := FailoverResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Classic: s.p.Classic, Kill: o.Kill,
 		TimeoutMS: float64(timeout) / 1000}
-	epoch := gl.node.Status().HardState.Promised
+	epoch := gl.host.Status().HardState.Promised
 	var victim *server
 	var done func() bool
 	switch o.Kill {
@@ -78,9 +78,9 @@ func RunFailover(o FailoverOptions) (FailoverResult, error) {
 		if s.p.Classic || len(s.voters.Groups) < 2 {
 			return FailoverResult{}, fmt.Errorf("--kill gc needs a forest of at least two groups")
 		}
-		g := (gl.node.Status().Group + 1) % len(s.voters.Groups)
+		g := (gl.host.Status().Group + 1) % len(s.voters.Groups)
 		for _, id := range s.voters.Groups[g] {
-			if sv := s.byID(gpaxos.ID(id)); sv.node.Status().Coordinator {
+			if sv := s.byID(gpaxos.ID(id)); sv.host.Status().Coordinator {
 				victim = sv
 			}
 		}
@@ -94,7 +94,7 @@ func RunFailover(o FailoverOptions) (FailoverResult, error) {
 				if sv == victim || !sv.up {
 					continue
 				}
-				st := sv.node.Status()
+				st := sv.host.Status()
 				if st.Coordinator && st.HardState.Current == st.HardState.Promised && st.HardState.Promised >= epoch {
 					return true
 				}

@@ -22,7 +22,7 @@ func (s *Sim) checkLinearizable() string {
 	if h.linearizedByLog() {
 		return string(porcupine.Ok)
 	}
-	r := porcupine.CheckOperationsTimeout(kvModel, h.porcupineOps(), linearizeTimeout)
+	r := porcupine.CheckOperationsTimeout(regModel, h.porcupineOps(), linearizeTimeout)
 	switch r {
 	case porcupine.Illegal:
 		s.fail(failCorrectness, "linearizability: the client history is not linearizable")
@@ -42,49 +42,48 @@ type settled struct {
 
 // settledOp is one operation of a settled history. pos is its entry's
 // position among the register operations of the canonical sequence, and
-// logged the result applying it there gives (ok false when the operation
-// is not in the sequence, which only a completed one can be, if a server
-// replied for an entry the sequence does not have).
+// logged the answer the specification (regState.step) gives there (ok
+// false when the operation is not in the sequence, which only a completed
+// one can be, if a server replied for an entry the sequence does not
+// have).
 type settledOp struct {
 	porcupine.Operation
 	pos    int
-	logged kvOutput
+	logged regOutput
 	ok     bool
 }
 
 // settledHistory is the client history with the operations whose client
-// never heard back (timed out) decided from the canonical committed
-// sequence. Every operation reaches the register only through the log,
-// so one whose entry is in that sequence took effect at its position,
-// with the result every server computed there, and before a server first
-// applied it: it is given that result and that moment as its return. One
-// whose entry is not there took effect for no client the run observed (an
-// entry that commits after the end follows every operation that
-// completed), so it is left out. Both are exact. Left open, a timed-out
-// operation may take effect at any time after its call, and with many of
-// them a single key's history can take porcupine longer than any bound.
+// never heard back (timed out, or failed by its server) decided from the
+// canonical committed sequence. Every operation reaches the registers only
+// through the log, so one whose entry is in that sequence took effect at
+// its position, with the answer the specification gives there, and before
+// a server first applied it: it is given that answer and that moment as
+// its return. One whose entry is not there took effect for no client the
+// run observed (an entry that commits after the end follows every
+// operation that completed), so it is left out. Both are exact. Left open,
+// a timed-out operation may take effect at any time after its call, and
+// with many of them a single key's history can take porcupine longer than
+// any bound.
 func (s *Sim) settledHistory() settled {
 	type outcome struct {
-		out kvOutput
+		out regOutput
 		at  int64
 		pos int
 	}
 	happened := map[opID]outcome{}
-	kv := newKV(true) // a copy of an operation changes nothing (kvStore)
+	regs := map[string]regState{}
 	for i, c := range s.chk.ops {
-		if res, applied := kv.apply(c.op); applied {
-			happened[opID{c.op.Client, c.op.Seq}] = outcome{out: kvOutput{Value: res.Value, OK: res.OK}, at: c.at, pos: i}
-		}
+		var out regOutput
+		regs[c.op.Key], out = regs[c.op.Key].step(c.op.input())
+		happened[opID{c.op.Client, c.op.Seq}] = outcome{out: out, at: c.at, pos: i}
 	}
 	var h settled
 	for _, op := range s.history {
-		if op.Dropped {
-			continue
-		}
 		o, ok := happened[opID{op.Client, op.seq}]
 		so := settledOp{Operation: porcupine.Operation{ClientId: op.Client,
-			Input: kvInput{Op: op.Op, Key: op.Key, Value: op.Value, Expect: op.Expect}, Call: op.Call,
-			Output: kvOutput{Value: op.Result, OK: op.OK}, Return: op.Return}, pos: o.pos, logged: o.out, ok: ok}
+			Input: regInput{Op: op.Op, Key: op.Key, Value: op.Value, Expect: op.Expect}, Call: op.Call,
+			Output: regOutput{Value: op.Result, Version: op.Version, OK: op.OK}, Return: op.Return}, pos: o.pos, logged: o.out, ok: ok}
 		if !op.Done {
 			if !ok {
 				continue

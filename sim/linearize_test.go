@@ -17,21 +17,21 @@ func TestSettledHistory(t *testing.T) {
 	write := func(c, seq int, v string, call int64) *histOp {
 		return &histOp{Client: c, Op: "write", Key: "k", Value: v, Call: call, Return: -1, seq: seq}
 	}
-	done := func(op *histOp, ret int64) *histOp {
-		op.Return, op.Done, op.OK = ret, true, true
+	done := func(op *histOp, ret int64, version int32) *histOp {
+		op.Return, op.Done, op.OK, op.Version = ret, true, true, version
 		return op
 	}
-	read := func(c, seq int, v string, call, ret int64) *histOp {
-		return &histOp{Client: c, Op: "read", Key: "k", Call: call, Return: ret, Done: true, OK: true, Result: v, seq: seq}
+	read := func(c, seq int, v string, version int32, call, ret int64) *histOp {
+		return &histOp{Client: c, Op: "read", Key: "k", Call: call, Return: ret, Done: true, OK: true, Result: v, Version: version, seq: seq}
 	}
 	committed := []committedOp{
-		{op: kvOp{Client: 0, Seq: 1, Op: "write", Key: "k", Value: "a"}, at: 30},
-		{op: kvOp{Client: 1, Seq: 1, Op: "read", Key: "k"}, at: 40},
+		{op: regOp{Client: 0, Seq: 1, Op: "write", Key: "k", Value: "a"}, at: 30},
+		{op: regOp{Client: 1, Seq: 1, Op: "read", Key: "k"}, at: 40},
 	}
 	reordered := []committedOp{
-		{op: kvOp{Client: 1, Seq: 1, Op: "write", Key: "k", Value: "b"}, at: 35},
-		{op: kvOp{Client: 0, Seq: 1, Op: "write", Key: "k", Value: "a"}, at: 36},
-		{op: kvOp{Client: 2, Seq: 1, Op: "read", Key: "k"}, at: 45},
+		{op: regOp{Client: 1, Seq: 1, Op: "write", Key: "k", Value: "b"}, at: 35},
+		{op: regOp{Client: 0, Seq: 1, Op: "write", Key: "k", Value: "a"}, at: 36},
+		{op: regOp{Client: 2, Seq: 1, Op: "read", Key: "k"}, at: 45},
 	}
 	tests := []struct {
 		name      string
@@ -41,10 +41,10 @@ func TestSettledHistory(t *testing.T) {
 		byLog     bool // the committed order shows it
 		settled   int
 	}{
-		{"committed write seen", []*histOp{write(0, 1, "a", 10), read(1, 1, "a", 20, 50)}, committed, true, true, 1},
-		{"uncommitted write seen", []*histOp{write(0, 1, "a", 10), write(0, 2, "b", 60), read(1, 1, "b", 70, 80)}, committed, false, false, 1},
-		{"committed write missed", []*histOp{write(0, 1, "a", 10), read(1, 1, "", 35, 50)}, committed, false, false, 1},
-		{"log order against real time", []*histOp{done(write(0, 1, "a", 10), 20), done(write(1, 1, "b", 30), 38), read(2, 1, "a", 40, 50)}, reordered, false, false, 0},
+		{"committed write seen", []*histOp{write(0, 1, "a", 10), read(1, 1, "a", 1, 20, 50)}, committed, true, true, 1},
+		{"uncommitted write seen", []*histOp{write(0, 1, "a", 10), write(0, 2, "b", 60), read(1, 1, "b", 2, 70, 80)}, committed, false, false, 1},
+		{"committed write missed", []*histOp{write(0, 1, "a", 10), read(1, 1, "", 0, 35, 50)}, committed, false, false, 1},
+		{"log order against real time", []*histOp{done(write(0, 1, "a", 10), 20, 2), done(write(1, 1, "b", 30), 38, 1), read(2, 1, "a", 2, 40, 50)}, reordered, false, false, 0},
 	}
 	for _, tt := range tests {
 		s := &Sim{chk: newChecker(), history: tt.history}
@@ -56,7 +56,7 @@ func TestSettledHistory(t *testing.T) {
 		if got := h.linearizedByLog(); got != tt.byLog {
 			t.Errorf("%s: linearized by the log = %v, want %v", tt.name, got, tt.byLog)
 		}
-		if got := porcupine.CheckOperations(kvModel, h.porcupineOps()); got != tt.want {
+		if got := porcupine.CheckOperations(regModel, h.porcupineOps()); got != tt.want {
 			t.Errorf("%s: linearizable = %v, want %v", tt.name, got, tt.want)
 		}
 	}

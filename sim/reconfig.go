@@ -32,10 +32,10 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 	if l == nil || l.paused {
 		return
 	}
-	cur := l.node.Voters()
+	cur := l.host.Voters()
 	var spare *server
 	for _, sv := range s.spares {
-		if sv.node == nil {
+		if sv.host == nil {
 			spare = sv
 			break
 		}
@@ -69,7 +69,7 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 		// a quorum's worth are down would.
 		return
 	}
-	if err := l.node.ProposeConfChange(cc, nil); err != nil {
+	if err := l.host.ProposeConfChange(cc, nil); err != nil {
 		return
 	}
 	s.note("reconfigure: %v", cc)

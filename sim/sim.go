@@ -238,8 +238,12 @@ func (s *Sim) converge(deadline int64) {
 	if !s.failed() {
 		var detail string
 		for _, sv := range s.members() {
-			st := sv.node.Status()
-			detail += fmt.Sprintf("\n  server %d: pos=%d %+v groups=%v up=%v", sv.id, sv.pos, st, sv.node.Voters().Groups, sv.up)
+			if sv.host == nil {
+				detail += fmt.Sprintf("\n  server %d: down", sv.id)
+				continue
+			}
+			st := sv.host.Status()
+			detail += fmt.Sprintf("\n  server %d: pos=%d %+v groups=%v up=%v", sv.id, sv.pos, st, sv.host.Voters().Groups, sv.up)
 		}
 		s.fail(failLiveness, "liveness: not converged (canonical length %d, post-heal ops %d)%s", len(s.chk.canon), s.stats.postHeal, detail)
 	}
@@ -258,7 +262,7 @@ func (s *Sim) converged() bool {
 		if !sv.up || sv.pos != len(s.chk.canon)-1 {
 			return false
 		}
-		st := sv.node.Status()
+		st := sv.host.Status()
 		if st.HardState.Commit != last {
 			return false
 		}
@@ -272,9 +276,6 @@ func (s *Sim) result(lin string) Result {
 		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history,
 		UnknownCommitted: s.stats.unknownCommitted}
 	for _, h := range s.history {
-		if h.Dropped {
-			continue
-		}
 		r.Ops++
 		if h.Done {
 			r.OpsOK++
@@ -295,32 +296,31 @@ func (s *Sim) result(lin string) Result {
 	return r
 }
 
-// historyLine is one line of the exported history (the format of issue 4).
+// historyLine is one line of the exported history.
 type historyLine struct {
 	Client int    `json:"client"`
 	Op     string `json:"op"`
 	Key    string `json:"key"`
 	Value  string `json:"value"`
-	Expect string `json:"expect"`
+	// Expect is the version a cas expects.
+	Expect int32  `json:"expect"`
 	Call   int64  `json:"call"`
 	Return *int64 `json:"return"`
 	OK     *bool  `json:"ok"`
 	Result string `json:"result"`
+	// Version is the znode version the answer reported (see histOp).
+	Version *int32 `json:"version"`
 }
 
-// WriteHistory writes r's client history as JSON lines: virtual µs, return
-// and ok null when the outcome is unknown; operations that were never sent
-// (no leader known) are left out.
+// WriteHistory writes r's client history as JSON lines: virtual µs;
+// return, ok and version null when the outcome is unknown.
 func (r Result) WriteHistory(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	for _, h := range r.history {
-		if h.Dropped {
-			continue
-		}
 		l := historyLine{Client: h.Client, Op: h.Op, Key: h.Key, Value: h.Value, Expect: h.Expect, Call: h.Call, Result: h.Result}
 		if h.Done {
-			ret, ok := h.Return, h.OK
-			l.Return, l.OK = &ret, &ok
+			ret, ok, v := h.Return, h.OK, h.Version
+			l.Return, l.OK, l.Version = &ret, &ok, &v
 		}
 		if err := enc.Encode(l); err != nil {
 			return err

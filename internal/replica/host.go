@@ -148,15 +148,26 @@ func (h *Host) ProposeConfChange(cc gpaxos.ConfChange, context []byte) error {
 	return h.node.ProposeConfChange(cc, context)
 }
 
+// Voters returns the configuration the node uses now: the newest in its
+// log, committed or not.
+func (h *Host) Voters() quorum.Config { return h.node.Voters() }
+
 // ConfigAt returns the configuration in effect at z.
 func (h *Host) ConfigAt(z gpaxos.Zxid) quorum.Config { return h.node.ConfigAt(z) }
 
 // Step feeds one received message to the node. At the leader, forwarded
 // proposals pass the sequencer first.
+//
+// A leader appends only the proposals sent to its own epoch. The origin
+// resends what it has not seen committed once an entry of a newer epoch
+// than any it sent under commits (streams.go), which is safe only if its
+// proposals sent under an older epoch can never commit after that: a
+// proposal that reached the next leader late, or the same server leading
+// again, would commit twice.
 func (h *Host) Step(m gpaxos.Message) {
 	if m.Type == gpaxos.MsgProp {
 		st := h.node.Status()
-		if !st.Leader {
+		if !st.Leader || m.Epoch != st.HardState.Promised {
 			return
 		}
 		if h.seqr.next == nil || h.seqr.epoch != st.HardState.Promised {

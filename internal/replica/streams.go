@@ -23,9 +23,11 @@ import (
 //   - A new leader's sequencer starts empty, and proposals sent to an
 //     earlier leader may or may not be in its history. The origin sends
 //     nothing until it applies an entry of an epoch newer than any it sent
-//     under: every entry of older epochs that will ever commit precedes
-//     that one, so whatever of its own it has not seen committed by then
-//     never will be. It then resends those, and everything proposed
+//     under: a proposal carries the epoch it was sent under and only that
+//     epoch's leader appends it, as an entry of that epoch; every entry of
+//     older epochs that will ever commit precedes the newer one, so
+//     whatever of its own it has not seen committed by then never will
+//     be. It then resends those, and everything proposed
 //     meanwhile, on a new stream, and tells the application their new
 //     numbers (Delivery.Resent). Clients of this server see nothing of the
 //     leader change but a delay.
@@ -142,7 +144,9 @@ func (h *Host) sendBatch(batch [][]byte) bool {
 	for i, data := range batch {
 		ents[i] = gpaxos.Entry{Type: gpaxos.EntryNormal, Data: data}
 	}
-	h.cfg.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: h.id, Inc: h.inc, To: leader, Entries: ents})
+	// The epoch says which leader the proposals are for: only that one
+	// may append them (Host.Step).
+	h.cfg.Send(gpaxos.Message{Type: gpaxos.MsgProp, From: h.id, Inc: h.inc, To: leader, Epoch: st.HardState.Promised, Entries: ents})
 	return true
 }
 
