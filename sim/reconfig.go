@@ -83,9 +83,9 @@ func (s *Sim) reconfigure(r *rand.Rand) {
 // adds it, before that change commits: a change that grows a group of one
 // to two commits only with the new server's acknowledgment. Until its log
 // holds a configuration it never campaigns, so if the change is dropped it
-// stays idle (seed 30032 caught a spare that led under a configuration
-// nobody else had; seed 9 at 9-3-3 swarm, one that never started because
-// the change adding it could not commit without it).
+// stays idle (rather than leading under a configuration nobody else has),
+// and it is started at once because the change adding it may not commit
+// without it.
 func (s *Sim) startSpare(sv *server, cfg quorum.Config) {
 	sv.initial = &cfg
 	if err := s.start(sv); err != nil {

@@ -267,7 +267,7 @@ func (n *Node) handleAppend(m Message) {
 		// The leader's table is out of date: point it at the coordinator
 		// this server follows — never at itself: a promise to itself is a
 		// candidacy that did not win, and naming it would keep the leader
-		// writing to a server that ignores it (seed 48 at 50-5-10).
+		// writing to a server that ignores it.
 		coord := n.hs.Coordinator
 		if coord == n.id {
 			coord = None
@@ -279,16 +279,14 @@ func (n *Node) handleAppend(m Message) {
 			// (behind) says it is not a member (it was added back by a
 			// change it has not received), or it is a joining server whose
 			// log holds nothing yet, and its group may have no coordinator
-			// (seed 30059 at 9-3-3; swarm seed 200140 at 9-3-3: a newcomer
-			// alone in its group after removals). Or it follows no
+			// (a newcomer alone in its group after removals). Or it follows no
 			// coordinator but itself (none, a candidacy that has not won,
 			// a role lost in a restart), and its log may be too old for it
 			// ever to win: the entries it misses registered the new
 			// incarnation of a member that lost its state, or removed a
 			// member that then lost it, so its configuration counts that
 			// member's promise for nothing, and in a group of two it never
-			// wins (swarm seeds 530037 and 530045 at 9-3-3 with disk
-			// faults). The leader's history carries the configuration in
+			// wins. The leader's history carries the configuration in
 			// force.
 			n.requestCatchup(MsgCatchupReq, m.From)
 		}
@@ -474,10 +472,9 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	// Current's history with it, and a member that followed an epoch with
 	// only a prefix of that epoch's initial history could be picked as the
 	// holder of the best history by a later candidate while lacking
-	// committed entries (found by the simulator with small batches:
-	// `giraffe sim --seed 41 --nodes 9 --trees 3 --children 3 --max-batch 1`,
-	// a regression test in sim/regress_test.go). A long suffix is replaced by the snapshot and
-	// the entries after it, which the compaction interval bounds.
+	// committed entries (sim/regress_test.go replays the case). A long
+	// suffix is replaced by the snapshot and the entries after it, which
+	// the compaction interval bounds.
 	// The receiver truncates after base, so base must be a point both logs
 	// share: a zxid names one entry, so the sender must hold it. A commit
 	// point the sender's history does not contain (a receiver that came
@@ -564,9 +561,9 @@ func (n *Node) tickCoordinator() {
 			// role while a leader is there to commit the change through
 			// it; with none, it can neither run for leader nor step
 			// aside by itself, and its heartbeats would keep the group
-			// from choosing a coordinator that can (swarm seeds 300001
-			// classic-3 and 300063 at 9-3-3: no leader, ever). It stops
-			// coordinating; the group's voters elect one of their own.
+			// from choosing a coordinator that can: no leader, ever. It
+			// stops coordinating; the group's voters elect one of their
+			// own.
 			n.gc, n.glCand = nil, nil
 			n.heardGC = n.tick
 		}
@@ -605,10 +602,10 @@ func (n *Node) handleNewGEpoch(m Message) {
 		// And pass it to the coordinator this server follows, once (a
 		// forwarded request's sender is not its candidate): the candidate
 		// may not know that coordinator, when its configuration and this
-		// group's differ (swarm seed 300063 at 9-3-3, after a change to
-		// the leader's rank: members following a removed coordinator of
-		// an older configuration never heard of the candidate, whose
-		// configuration could not win without them).
+		// group's differ (after a change to the leader's rank, members
+		// following a removed coordinator of an older configuration never
+		// heard of the candidate, whose configuration could not win
+		// without them).
 		if m.From == cand && n.hs.Coordinator != None && n.hs.Coordinator != n.id && n.hs.Coordinator != cand {
 			f := m
 			f.To, f.Leader = n.hs.Coordinator, cand
@@ -715,9 +712,9 @@ func (n *Node) handlePromise(m Message) {
 	}
 	// A promise names its candidate: two candidates can run for one epoch,
 	// and a promise to the one whose round this coordinator ran before
-	// must not count for the other (seed 30116, 50-5-10 with changes: a
-	// removed coordinator switched rounds and gave the late promises of
-	// the first candidate to the second; both led epoch 16).
+	// must not count for the other (a removed coordinator that switched
+	// rounds would give the late promises of the first candidate to the
+	// second, and both would lead the same epoch).
 	if m.Epoch != r.epoch || m.GroupEpoch != gc.ge || m.Leader != r.cand {
 		return
 	}

@@ -349,7 +349,7 @@ func (n *Node) broadcastAppend(prev Zxid, ents []Entry) {
 // asking to be synchronized; the others answer with the coordinator they
 // follow. Without this, a group left out of the election stays orphaned and
 // its coordinator, never hearing a leader, keeps campaigning and unseating
-// the leader (seed 5003 at 50-5-10).
+// the leader.
 func (n *Node) probeGroup(g int, prev Zxid, gcs []ID) {
 	for _, id := range n.voters.Groups[g] {
 		n.send(Message{Type: MsgAppend, To: id, Epoch: n.gl.epoch, Leader: n.id, Group: g,

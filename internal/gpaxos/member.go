@@ -81,8 +81,7 @@ func (n *Node) followCoordinator(ge uint64, coord ID) {
 	// removed it) but does not count as heard: if it stays, the group's
 	// voters replace it after an election timeout. A removed server that
 	// missed its removal otherwise coordinates the group for ever, and no
-	// voter of the new configuration ever runs (swarm seed 300063 at
-	// 9-3-3).
+	// voter of the new configuration ever runs.
 	if coord == n.id || slices.Contains(n.members(), coord) {
 		n.heardGC = n.tick
 	}
