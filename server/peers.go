@@ -41,6 +41,11 @@ func openReplica(s *Server) (*replicated, error) {
 		ID: s.cfg.ServerID, Voters: voters, Joining: e.Joined != nil, Topology: e.Shape.Topology(),
 		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
+		// The serving guard closes a client's connection once this server
+		// has shown no quorum contact for a third of the client's session
+		// timeout (serving.go): until then a leader change is a delay to
+		// the client, not a lost connection.
+		SettleTimeout: s.longestBound(),
 		// A server being added must be reachable as soon as the change is
 		// appended: its coordinator relays to it before the change commits.
 		OnConfig: func(_ quorum.Config, context []byte) {

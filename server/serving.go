@@ -82,6 +82,13 @@ func (s *Server) bound() time.Duration {
 	return lo / 3
 }
 
+// longestBound is the largest B any session can have: a third of
+// maxSessionTimeout.
+func (s *Server) longestBound() time.Duration {
+	_, hi := s.cfg.sessionBounds()
+	return hi / 3
+}
+
 // servingFor reports whether this server may serve now, and if not, why.
 // A client in its handshake passes the timeout t of its session-to-be,
 // which counts with the sessions connected here instead of

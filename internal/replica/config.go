@@ -36,11 +36,16 @@ type Config struct {
 	HeartbeatTicks, ElectionTicks int
 	// MaxBatch bounds the entries of one append; zero means 1024.
 	MaxBatch int
-	// ProposalTimeout bounds how long proposals in flight wait for a
-	// leader change to settle before they are abandoned, and the interval
-	// between resends of a proposal that does not commit (streams.go);
-	// zero means 10 election timeouts.
+	// ProposalTimeout bounds the interval between resends of a proposal
+	// that does not commit (streams.go); zero means 10 election timeouts.
 	ProposalTimeout time.Duration
+	// SettleTimeout bounds how long proposals in flight wait for a leader
+	// change to settle before they are abandoned; zero means
+	// ProposalTimeout. A server that closes its clients' connections by
+	// itself when it loses contact with a quorum sets it to the longest
+	// such wait it allows, so that clients see a leader change as a delay
+	// for as long as their sessions tolerate one.
+	SettleTimeout time.Duration
 	// NoSync skips fsync (tests and benchmarks only; see wal.Options).
 	NoSync bool
 	// SnapRetain is how many snapshots to keep; zero means 3.
@@ -87,6 +92,9 @@ func (c *Config) fill() error {
 	}
 	if c.ProposalTimeout <= 0 {
 		c.ProposalTimeout = 10 * time.Duration(c.ElectionTicks) * c.Tick
+	}
+	if c.SettleTimeout <= 0 {
+		c.SettleTimeout = c.ProposalTimeout
 	}
 	if c.SnapRetain <= 0 {
 		c.SnapRetain = 3

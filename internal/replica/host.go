@@ -24,9 +24,9 @@ type HostConfig struct {
 	// Boots is the storage's count of starts: the first proposal stream
 	// is Boots<<32, larger than any stream of an earlier start.
 	Boots uint64
-	// Tick is the length of one protocol tick; ProposalTimeout as in
-	// Config.
-	Tick, ProposalTimeout time.Duration
+	// Tick is the length of one protocol tick; ProposalTimeout and
+	// SettleTimeout as in Config.
+	Tick, ProposalTimeout, SettleTimeout time.Duration
 	// Clock; required.
 	Clock Clock
 	// Send puts a message on the network; required. It must not block for

@@ -134,7 +134,7 @@ func Open(cfg Config) (*Replica, error) {
 			MaxBatch: cfg.MaxBatch, Rand: rng.Intn, Joining: cfg.Joining,
 			Incarnation: st.id.Incarnation, Recovering: st.id.Recovering,
 		},
-		Boots: st.id.Boots, Tick: cfg.Tick, ProposalTimeout: cfg.ProposalTimeout,
+		Boots: st.id.Boots, Tick: cfg.Tick, ProposalTimeout: cfg.ProposalTimeout, SettleTimeout: cfg.SettleTimeout,
 		Clock: wallClock{}, Send: cfg.Transport.Send, Deliver: func(d Delivery) { r.deliver(d) },
 		OnConfig: cfg.OnConfig, OnRecovered: st.clearRecovering, OnLeaderReceived: cfg.OnLeaderReceived,
 		Logger: cfg.Logger,

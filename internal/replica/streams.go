@@ -34,7 +34,7 @@ import (
 //   - A snapshot installed while proposals are in flight may hold some of
 //     them, which the origin cannot tell: it abandons them (a new stream;
 //     the application fails their requests, Delivery.Abandoned), as it does
-//     when a leader change takes longer than the proposal timeout.
+//     when a leader change takes longer than the settle timeout.
 
 // inflight is one of this server's proposals that it has not seen
 // committed, in Propose order.
@@ -156,8 +156,8 @@ func (h *Host) tickStreams() {
 	s := &h.streams
 	now := h.cfg.Clock.Now()
 	if s.resyncing {
-		if now.Sub(s.resyncSince) > h.cfg.ProposalTimeout {
-			h.abandon(fmt.Sprintf("the leader change did not settle within %v", h.cfg.ProposalTimeout))
+		if now.Sub(s.resyncSince) > h.settleTimeout() {
+			h.abandon(fmt.Sprintf("the leader change did not settle within %v", h.settleTimeout()))
 		}
 		return
 	}
@@ -270,6 +270,15 @@ func (h *Host) abandon(why string) {
 	}
 	s.inflight, s.resyncing, s.sentEpoch, s.pendingResent = nil, false, 0, nil
 	s.pendingAbandon = stream
+}
+
+// settleTimeout is how long a leader change may take to settle before the
+// proposals in flight are abandoned.
+func (h *Host) settleTimeout() time.Duration {
+	if h.cfg.SettleTimeout > 0 {
+		return h.cfg.SettleTimeout
+	}
+	return h.cfg.ProposalTimeout
 }
 
 // resendBase is the first resend interval after progress: an election
