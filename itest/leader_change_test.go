@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,4 +107,76 @@ func TestLeaderKillKeepsSurvivingClients(t *testing.T) {
 			t.Logf("%d writes acknowledged across the leader kill", total)
 		})
 	}
+}
+
+// TestQuorumOutageWithinBoundKeepsClients stops (SIGSTOP) both other
+// servers of a classic-3 ensemble for 2.5 s while a client with a 10 s
+// session writes through the third. Its server stays within its serving
+// bound (a third of the session timeout) throughout, so the client must
+// see a pause and no error: its write in flight is acknowledged once a
+// quorum is back.
+func TestQuorumOutageWithinBoundKeepsClients(t *testing.T) {
+	c := StartEnsemble(t, Classic3)
+	l, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on members.ID
+	var others []members.ID
+	for _, s := range c.Servers {
+		if s.ID != l && on == 0 {
+			on = s.ID
+		} else {
+			others = append(others, s.ID)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := client.Connect(ctx, []string{c.Servers[on-1].ClientAddr}, client.WithSessionTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, _, err := cl.Create(ctx, "/q", nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	var writes int
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, _, err := cl.Create(ctx, fmt.Sprintf("/q/c%d", n), nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+				done <- fmt.Errorf("write %d: %w", n, err)
+				return
+			}
+			writes = n + 1
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	for _, id := range others {
+		if err := c.Signal(id, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2500 * time.Millisecond)
+	for _, id := range others {
+		if err := c.Signal(id, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Leader(c, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d writes acknowledged across the outage", writes)
 }
