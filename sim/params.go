@@ -36,14 +36,10 @@ type Options struct {
 	// replays its original schedule, and disk faults (allDiskFaults) a
 	// run never injects, so that the others can be studied apart.
 	Without []string
-	// DiskFaults lets restarts of the safety phase find storage faults
-	// (allDiskFaults); in swarm mode the seed picks which. They are behind
-	// their own switch, off by default (and never drawn by swarm mode
-	// alone, swarmDrawsDiskFaults), because servers do not yet survive
-	// them: a server restarts from whatever its disk has left
-	// (restartAfterLoss), which loses acknowledged writes and breaks
-	// agreement. When servers that detect a loss recover before they
-	// vote again, swarm mode is to draw them like any other fault.
+	// DiskFaults makes every run draw storage faults at the restarts of
+	// its safety phase (allDiskFaults; in swarm mode the seed picks
+	// which). Without it, swarm mode draws them in one run in two, like
+	// its other optional faults, and other runs never do.
 	DiskFaults bool
 }
 
@@ -210,8 +206,8 @@ func ChooseParams(o Options) Params {
 }
 
 // swarmDrawsDiskFaults says whether swarm mode draws disk faults without
-// Options.DiskFaults, one run in two: not until servers survive them.
-const swarmDrawsDiskFaults = false
+// Options.DiskFaults, one run in two.
+const swarmDrawsDiskFaults = true
 
 // drawDiskFaults draws the disk faults, from a stream of their own: every
 // kind in a run that is not swarm, a subset in one that is.

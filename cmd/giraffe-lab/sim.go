@@ -98,7 +98,7 @@ stop applying new commits, and for how long.
 	f.BoolVar(&o.Reconfig, "reconfig", false, "add configuration changes to the faults: servers removed, fresh spares added (docs/protocol.md §10); in swarm mode the seed decides unless this or --no-reconfig is given")
 	f.BoolVar(&o.NoReconfig, "no-reconfig", false, "swarm mode: never add configuration changes")
 	f.StringSliceVar(&o.Without, "without", nil, "fault kinds the run may not draw: in swarm mode duplicate, skew, stall, disk; with --disk-faults wipe, hardstate, tail, snapshot")
-	f.BoolVar(&o.DiskFaults, "disk-faults", false, "restarts may find the disk wiped, the hard state lost, the log's last records damaged or the newest snapshot corrupt (in swarm mode the seed picks which); off by default because servers do not yet recover from lost state, so such runs are expected to fail")
+	f.BoolVar(&o.DiskFaults, "disk-faults", false, "restarts may find the disk wiped, the hard state lost, the log's last records damaged or the newest snapshot corrupt in every run (in swarm mode the seed picks which); without it swarm mode draws them in one run in two")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
 	f.StringVar(&history, "history", "", "write the client history as JSON lines to this file")
