@@ -342,3 +342,38 @@ func TestLeaderHearsProposalsBeforeTheyCommit(t *testing.T) {
 		t.Fatalf("leader %d heard %v, want %s among them", l.cfg.ID, heard[l.cfg.ID], want)
 	}
 }
+
+// TestIdleFollowerProposesAfterLeaderChange stops the leader while a
+// follower has nothing in flight. The new leader's sequencer knows none
+// of the follower's streams, so the follower's next proposal, proposed
+// once, must still commit: it starts on a stream the new leader admits.
+func TestIdleFollowerProposesAfterLeaderChange(t *testing.T) {
+	c := newCluster(t, grid(1, 3), gpaxos.StarTopology{})
+	l := c.leader()
+	var f *Replica
+	for id, r := range c.all() {
+		if id != l.cfg.ID {
+			f = r
+			break
+		}
+	}
+	for i := 0; i < 3; i++ {
+		c.proposeRetry(f, fmt.Sprintf("before%d", i))
+	}
+	c.stop(l.cfg.ID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := f.Status()
+		if st.HardState.Leader != l.cfg.ID && st.HardState.Current == st.HardState.Promised && st.HardState.Commit.Epoch() == st.HardState.Current {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new leader: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := f.Propose([]byte("after"), nil); err != nil {
+		t.Fatal(err)
+	}
+	c.waitDelivered([]gpaxos.ID{f.cfg.ID}, "after")
+}

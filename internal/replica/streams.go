@@ -20,17 +20,21 @@ import (
 //     every later one in flight (a message was lost, or the leader is
 //     slow); the interval doubles while nothing commits, so an overloaded
 //     leader is not flooded.
-//   - A new leader's sequencer starts empty, and proposals sent to an
-//     earlier leader may or may not be in its history. The origin sends
-//     nothing until it applies an entry of an epoch newer than any it sent
-//     under: a proposal carries the epoch it was sent under and only that
-//     epoch's leader appends it, as an entry of that epoch; every entry of
-//     older epochs that will ever commit precedes the newer one, so
-//     whatever of its own it has not seen committed by then never will
-//     be. It then resends those, and everything proposed
-//     meanwhile, on a new stream, and tells the application their new
-//     numbers (Delivery.Resent). Clients of this server see nothing of the
-//     leader change but a delay.
+//   - A new leader's sequencer starts empty, so every change of the leader
+//     the origin sends to (its promised epoch, or the server it was
+//     promised to) starts a new stream, before anything is sent to the
+//     new one. Proposals sent to an earlier leader may or may not be in the
+//     new leader's history. A proposal carries the epoch it was sent under
+//     and only that epoch's leader appends it, as an entry of that epoch;
+//     every entry of older epochs that will ever commit precedes the
+//     newer one. So the origin sends nothing until it applies an entry of
+//     an epoch newer than any it sent under: whatever of its own it has
+//     not seen committed by then never will be. A proposal sent to a
+//     candidate that lost its epoch (the origin then learns that epoch's
+//     real leader) was never appended and does not count. The origin then
+//     resends those, and everything proposed meanwhile, on the new stream,
+//     and tells the application their new numbers (Delivery.Resent).
+//     Clients of this server see nothing of the leader change but a delay.
 //   - A snapshot installed while proposals are in flight may hold some of
 //     them, which the origin cannot tell: it abandons them (a new stream;
 //     the application fails their requests, Delivery.Abandoned), as it does
@@ -43,6 +47,7 @@ type inflight struct {
 	data        []byte // the whole proposal, header included
 	sent        bool
 	at          time.Time // when it was last sent
+	to          leaderKey // the leader it was last sent to
 }
 
 // Resend is a proposal that moved to a new stream: the application files
@@ -54,9 +59,6 @@ type Resend struct {
 // streams is the run loop's state for this server's proposals.
 type streams struct {
 	inflight []inflight
-	// sentEpoch is the newest leader epoch a proposal in flight was sent
-	// under.
-	sentEpoch gpaxos.Epoch
 	// resyncing: the leader changed while proposals were in flight; none
 	// is sent until an entry of an epoch newer than resyncAfter commits.
 	resyncing   bool
@@ -92,6 +94,7 @@ func (h *Host) TakeQueued() {
 // sendUnsent sends the proposals not sent yet, unless the origin waits for
 // a leader change to settle or knows no leader.
 func (h *Host) sendUnsent() {
+	h.watchLeader()
 	s := &h.streams
 	if s.resyncing {
 		return
@@ -106,16 +109,14 @@ func (h *Host) sendUnsent() {
 		return
 	}
 	now := h.cfg.Clock.Now()
-	epoch := h.node.Status().HardState.Promised
 	for i := range s.inflight {
 		if !s.inflight[i].sent {
-			s.inflight[i].sent, s.inflight[i].at = true, now
+			s.inflight[i].sent, s.inflight[i].at, s.inflight[i].to = true, now, h.leaderSeen
 		}
 	}
 	if len(s.inflight) == len(batch) {
 		s.lastProgress = now // nothing was waiting before these
 	}
-	s.sentEpoch = max(s.sentEpoch, epoch)
 }
 
 // sendBatch hands proposals to the protocol: the leader appends them; any
@@ -177,8 +178,11 @@ func (h *Host) tickStreams() {
 	}
 }
 
-// watchLeader starts a resynchronization when the leader changes while
-// proposals sent to the old one are in flight.
+// watchLeader starts a new stream when the leader proposals are sent to
+// changes, so that nothing reaches the new leader's empty sequencer in the
+// middle of a stream. Proposals that may be in an earlier leader's history
+// wait until the new history settles (resyncing); with none, the proposals
+// in flight move to the new stream at once.
 func (h *Host) watchLeader() {
 	hs := h.node.Status().HardState
 	k := leaderKey{epoch: hs.Promised, leader: hs.Leader}
@@ -187,18 +191,27 @@ func (h *Host) watchLeader() {
 	}
 	h.leaderSeen = k
 	s := &h.streams
-	if s.resyncing || s.sentEpoch == 0 {
-		return
-	}
+	// A promise names one server per epoch, and the node changes whom it
+	// follows within an epoch only on that epoch's real leader's history:
+	// what was sent to another server under the same epoch went to a
+	// candidate that lost, which appended nothing.
+	var after gpaxos.Epoch
+	waiting := false
 	for _, p := range s.inflight {
-		if p.sent {
-			s.resyncing, s.resyncAfter, s.resyncSince = true, s.sentEpoch, h.cfg.Clock.Now()
-			h.logger.Debug("leader changed with proposals in flight; resending once settled",
-				"leader", k.leader, "epoch", k.epoch, "in_flight", len(s.inflight))
-			return
+		if p.sent && !(p.to.epoch == k.epoch && p.to.leader != k.leader) {
+			after, waiting = max(after, p.to.epoch), true
 		}
 	}
-	s.sentEpoch = 0
+	if !waiting {
+		h.finishResync()
+		return
+	}
+	if !s.resyncing {
+		s.resyncSince = h.cfg.Clock.Now()
+		h.logger.Debug("leader changed with proposals in flight; resending once settled",
+			"leader", k.leader, "epoch", k.epoch, "in_flight", len(s.inflight))
+	}
+	s.resyncing, s.resyncAfter = true, after
 }
 
 // ownCommitted retires this server's proposals up to the one committed
@@ -211,9 +224,6 @@ func (h *Host) ownCommitted(z gpaxos.Zxid, hd proposalHeader, own bool) {
 			s.inflight = s.inflight[1:]
 			s.lastProgress, s.resendEvery = h.cfg.Clock.Now(), h.resendBase()
 		}
-		if len(s.inflight) == 0 && !s.resyncing {
-			s.sentEpoch = 0
-		}
 	}
 	if s.resyncing && z.Epoch() > s.resyncAfter {
 		h.finishResync()
@@ -221,9 +231,11 @@ func (h *Host) ownCommitted(z gpaxos.Zxid, hd proposalHeader, own bool) {
 }
 
 // finishResync moves every proposal in flight, and those Propose queued
-// meanwhile, to a new stream, in order, and sends them.
+// meanwhile, to a new stream, in order, and sends them: when a leader
+// change settles, or at once when nothing sent before it can commit.
 func (h *Host) finishResync() {
 	s := &h.streams
+	settled := s.resyncing
 	h.seqMu.Lock()
 	h.stream++
 	next := uint64(0)
@@ -241,8 +253,8 @@ func (h *Host) finishResync() {
 	}
 	h.seq = next
 	h.seqMu.Unlock()
-	s.resyncing, s.sentEpoch = false, 0
-	if len(s.inflight) > 0 {
+	s.resyncing = false
+	if settled && len(s.inflight) > 0 {
 		h.logger.Info("leader change settled; resending proposals in flight", "count", len(s.inflight))
 	}
 	h.sendUnsent()
@@ -268,7 +280,7 @@ func (h *Host) abandon(why string) {
 	if len(s.inflight) > 0 {
 		h.logger.Info("abandoning proposals", "count", len(s.inflight), "why", why)
 	}
-	s.inflight, s.resyncing, s.sentEpoch, s.pendingResent = nil, false, 0, nil
+	s.inflight, s.resyncing, s.pendingResent = nil, false, nil
 	s.pendingAbandon = stream
 }
 
