@@ -83,6 +83,7 @@ type Host struct {
 	streams    streams
 	seqr       sequencer
 	leaderSeen leaderKey
+	roleSeen   roleKey
 	local      []gpaxos.Message
 	recovering bool
 }
@@ -90,6 +91,36 @@ type Host struct {
 type leaderKey struct {
 	epoch  gpaxos.Epoch
 	leader gpaxos.ID
+}
+
+// roleKey is what the host logs when it changes: whom the node follows
+// and what it leads, the way ZooKeeper logs LEADING and FOLLOWING.
+type roleKey struct {
+	promised, current   gpaxos.Epoch
+	leader, coordinator gpaxos.ID
+	groupEpoch          uint64
+	leads, coordinates  bool
+}
+
+// logRole logs the node's role and the epochs it follows when they change.
+func (h *Host) logRole() {
+	st := h.node.Status()
+	hs := st.HardState
+	k := roleKey{promised: hs.Promised, current: hs.Current, leader: hs.Leader, coordinator: hs.Coordinator,
+		groupEpoch: hs.GroupEpoch, leads: st.Leader, coordinates: st.Coordinator}
+	if k == h.roleSeen {
+		return
+	}
+	h.roleSeen = k
+	role := "member"
+	switch {
+	case st.Leader:
+		role = "leader"
+	case st.Coordinator:
+		role = "coordinator"
+	}
+	h.logger.Info("protocol role", "id", h.id, "role", role, "leader", hs.Leader, "promised", hs.Promised,
+		"current", hs.Current, "group", st.Group, "coordinator", hs.Coordinator, "group_epoch", hs.GroupEpoch)
 }
 
 // NewHost builds a host whose node restarts from what storage held (the
@@ -202,6 +233,7 @@ func (h *Host) leaderReceived(origin gpaxos.ID, body []byte) {
 func (h *Host) Tick() {
 	h.node.Tick()
 	h.watchLeader()
+	h.logRole()
 	h.tickStreams()
 }
 
