@@ -137,6 +137,10 @@ func (sv *server) resent(moves []replica.Resend) {
 // is unknown, as for a ZooKeeper client whose connection closes, and
 // their clients move on.
 func (s *Sim) abandon(sv *server, stream uint64) {
+	if s.probing {
+		sv.probeSent = false // the probe may have been in the abandoned stream
+		s.probe(sv)
+	}
 	keep := sv.pending[:0]
 	for _, it := range sv.pending {
 		if it.stream >= stream {

@@ -35,12 +35,15 @@ type server struct {
 	// pending are the client operations this server proposed and has not
 	// answered, in the order it proposed them.
 	pending []*pendingReq
-	pos     int         // position in the canonical sequence of the last applied entry
-	applied gpaxos.Zxid // the last applied entry
-	rng     *rand.Rand
-	cpuUS   float64
-	sent    int
-	snapIdx gpaxos.Zxid
+	// probed: a probe this server proposed in the liveness phase has
+	// committed (converged); probeSent: one is on its way.
+	probed, probeSent bool
+	pos               int         // position in the canonical sequence of the last applied entry
+	applied           gpaxos.Zxid // the last applied entry
+	rng               *rand.Rand
+	cpuUS             float64
+	sent              int
+	snapIdx           gpaxos.Zxid
 	// nicFreeUS is when the server's network interface finishes sending
 	// what it was given (bench runs with a bandwidth).
 	nicFreeUS int64
@@ -436,6 +439,9 @@ func (s *Sim) applyEntry(sv *server, cm *replica.Committed) {
 		return
 	}
 	op, e, ok := decodeRegOp(cm.Body)
+	if cm.Own && isProbe(cm.Body) {
+		sv.probed = true
+	}
 	if cm.Noop || !ok {
 		// A leader's no-op or a configuration entry (whose context, empty
 		// here, is what production writes to /zookeeper/config) leaves the

@@ -20,10 +20,10 @@
 // A run has a safety phase, in which faults are injected (message loss,
 // delay, partitions of several kinds, crashes that lose every write not yet
 // fsynced, restarts, pauses; in swarm mode also duplicated messages, skewed
-// and drifting tick periods, stalled fsyncs; with --disk-faults, restarts
-// that find durable state lost), then a liveness phase on a healed network
-// with every server up, which must commit new writes and bring every server
-// to the same state within a bound. The same machinery with a CPU, bandwidth and
+// and drifting tick periods, stalled fsyncs, restarts that find durable
+// state lost), then a liveness phase on a healed network with every server
+// up, which must commit new writes, a probe proposed by every server, and
+// bring every server to the same state within a bound. The same machinery with a CPU, bandwidth and
 // fsync cost model and no faults measures throughput (--bench), recovery
 // after a crash (--failover) and which servers stop applying commits after
 // crashes (--delivery).

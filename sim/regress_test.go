@@ -6,7 +6,8 @@ import (
 )
 
 // Every bug the simulator found, kept as a regression test by seed. Each
-// entry says what was wrong; the fix is in internal/gpaxos.
+// entry says what was wrong; the fix is in internal/gpaxos or
+// internal/replica.
 var regressions = []struct {
 	tp       topology
 	seed     int64
@@ -75,6 +76,12 @@ var regressions = []struct {
 		"liveness: as seed 530037, the other member of the group of two removed by an entry the member missed, then its state lost: the member counted the removed server's new incarnation for nothing and never won", 0, seedChanges, withDiskFaults},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 550045, true,
 		"simulator: a server lost its state while the removal of another was appended but not committed; the bound on losses checked only the committed configuration, and the removal, in force on every server holding it, left no quorum without the recovering server, which could then never be registered again; losses and changes now keep within every configuration in use", 0, seedChanges, withDiskFaults},
+	// With every fault as swarm mode draws it, and the liveness phase's
+	// probes:
+	{topology{"classic-3", 3, 1, 2, true}, 700001, true,
+		"liveness: a server with nothing in flight when the leader changed kept its stream; the new leader's sequencer admits only a stream's first proposal, so none of the server's proposals ever committed again (clients saw nothing wrong until moved elsewhere; the liveness phase now has every server commit a probe)", 0, seedChanges, asDrawn},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 700001, true,
+		"liveness: as seed 700001 of classic-3, at 9-3-3", 0, seedChanges, asDrawn},
 }
 
 // faultMix says which of the faults added to the simulator over time a
@@ -88,6 +95,8 @@ const (
 	// withDiskFaults: found by a sweep with --disk-faults; replayed with
 	// them, and with swarmKinds as the seed draws them.
 	withDiskFaults
+	// asDrawn: every fault as the seed draws it.
+	asDrawn
 )
 
 // changes says whether a regression seed runs with configuration changes.

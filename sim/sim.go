@@ -53,7 +53,9 @@ type Sim struct {
 	log     io.Writer  // fault log; nil for quiet
 	load    *benchLoad // the benchmark workload, in bench and failover runs
 
-	healAt        int64
+	healAt int64
+	// probing: the liveness phase waits for every server's probe.
+	probing       bool
 	stopClientsAt int64
 	failKind      FailKind
 	failMsg       string
@@ -220,6 +222,27 @@ func (s *Sim) heal() {
 		}
 		s.unpause(sv)
 	}
+	s.probing = true
+	for _, sv := range s.members() {
+		s.probe(sv)
+	}
+}
+
+// probeMagic starts the body of a probe: an entry every server proposes
+// once the network heals, which must commit (converged), so that a server
+// whose own proposals can no longer commit fails the run even when no
+// client happens to use it. The tree ignores it.
+const probeMagic byte = 0xfe
+
+func isProbe(b []byte) bool { return len(b) > 0 && b[0] == probeMagic }
+
+// probe has sv propose a probe, unless one is on its way or committed.
+func (s *Sim) probe(sv *server) {
+	if sv.up && sv.host != nil && !sv.probed && !sv.probeSent {
+		sv.probeSent = true
+		sv.host.Propose([]byte{probeMagic, byte(sv.id)}, nil)
+		s.kick(sv)
+	}
 }
 
 // converge runs until every server has applied the whole committed sequence
@@ -243,7 +266,7 @@ func (s *Sim) converge(deadline int64) {
 				continue
 			}
 			st := sv.host.Status()
-			detail += fmt.Sprintf("\n  server %d: pos=%d %+v groups=%v up=%v", sv.id, sv.pos, st, sv.host.Voters().Groups, sv.up)
+			detail += fmt.Sprintf("\n  server %d: pos=%d probed=%v %+v groups=%v up=%v", sv.id, sv.pos, sv.probed, st, sv.host.Voters().Groups, sv.up)
 		}
 		s.fail(failLiveness, "liveness: not converged (canonical length %d, post-heal ops %d)%s", len(s.chk.canon), s.stats.postHeal, detail)
 	}
@@ -258,6 +281,10 @@ func (s *Sim) converged() bool {
 	for _, sv := range s.members() {
 		if !s.voting(sv) {
 			continue // a learner the configuration left out
+		}
+		if !sv.probed {
+			s.probe(sv) // a spare started since the heal
+			return false
 		}
 		if !sv.up || sv.pos != len(s.chk.canon)-1 {
 			return false
