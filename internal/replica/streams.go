@@ -198,7 +198,8 @@ func (h *Host) watchLeader() {
 	var after gpaxos.Epoch
 	waiting := false
 	for _, p := range s.inflight {
-		if p.sent && !(p.to.epoch == k.epoch && p.to.leader != k.leader) {
+		lost := p.to.epoch == k.epoch && k.leader != gpaxos.None && p.to.leader != k.leader
+		if p.sent && !lost {
 			after, waiting = max(after, p.to.epoch), true
 		}
 	}
