@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,6 +64,14 @@ func StartEnsemble(t testing.TB, sh members.Shape, extra ...string) *launcher.Cl
 	c, err := launcher.Start(spec, 30*time.Second)
 	if c != nil {
 		t.Cleanup(func() {
+			if t.Failed() {
+				// Go writes every goroutine's stack on SIGQUIT: a server
+				// stuck somewhere shows where in its log.
+				for _, s := range c.Servers {
+					c.Signal(s.ID, syscall.SIGQUIT)
+				}
+				time.Sleep(300 * time.Millisecond)
+			}
 			c.Stop(5 * time.Second)
 			if t.Failed() {
 				dumpLogs(t, dir)
@@ -87,11 +96,44 @@ func dumpLogs(t testing.TB, dir string) {
 				lines = append(lines, l)
 			}
 		}
+		stack := mainStack(lines)
+		for i, l := range lines {
+			if strings.HasPrefix(l, "SIGQUIT: quit") {
+				lines = lines[:i]
+				break
+			}
+		}
 		if len(lines) > 40 {
 			lines = lines[len(lines)-40:]
 		}
 		t.Logf("--- %s (last lines, peer-link lines left out)\n%s", f, strings.Join(lines, "\n"))
+		if stack != "" {
+			t.Logf("--- %s: the main goroutine when the test failed\n%s", f, stack)
+		}
 	}
+}
+
+// mainStack returns the main goroutine's stack from the dump a server
+// wrote on SIGQUIT, if any: where a server that never finished starting
+// is stuck.
+func mainStack(lines []string) string {
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "goroutine 1 ") || !strings.HasSuffix(l, ":") {
+			continue
+		}
+		// The calls, without their file lines.
+		var calls []string
+		for _, c := range lines[i:] {
+			if c == "" {
+				break
+			}
+			if !strings.HasPrefix(c, "\t") {
+				calls = append(calls, c)
+			}
+		}
+		return strings.Join(calls, "\n")
+	}
+	return ""
 }
 
 // Leader returns the id of the server that reports itself leader and
