@@ -82,6 +82,8 @@ var regressions = []struct {
 		"liveness: a server with nothing in flight when the leader changed kept its stream; the new leader's sequencer admits only a stream's first proposal, so none of the server's proposals ever committed again (clients saw nothing wrong until moved elsewhere; the liveness phase now has every server commit a probe)", 0, seedChanges, asDrawn},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 700001, true,
 		"liveness: as seed 700001 of classic-3, at 9-3-3", 0, seedChanges, asDrawn},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 800574, true,
+		"exactly once: a duplicated proposal of a server's earlier incarnation (before its disk was wiped) reached the leader after the new incarnation's first one; the sequencer kept one position per origin, took the late copy for a new stream and appended it again", 0, seedChanges, asDrawn},
 }
 
 // faultMix says which of the faults added to the simulator over time a
