@@ -2,12 +2,11 @@ package itest
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -37,47 +36,20 @@ func TestFsyncStallOnLeaderKeepsClients(t *testing.T) {
 	if _, _, err := conns[0].Create(ctx, "/stall", nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	errs := make(chan error, len(conns))
-	var mu sync.Mutex
-	acked := 0
-	for i, cl := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-				_, _, err := cl.Create(wctx, fmt.Sprintf("/stall/c%d-%d", i, n), nil, client.Persistent, zkproto.OpenACLUnsafe)
-				wcancel()
-				if err != nil {
-					errs <- fmt.Errorf("client on server %d, write %d: %w", c.Servers[i].ID, n, err)
-					return
-				}
-				mu.Lock()
-				acked++
-				mu.Unlock()
-			}
-		}()
+	var on []members.ID
+	for _, s := range c.Servers {
+		on = append(on, s.ID)
 	}
+	w := startWriters(ctx, conns, on, "/stall", 10*time.Second)
 	time.Sleep(300 * time.Millisecond)
 	if _, err := c.Fault(l, "stall-fsync 600ms"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	acked, errs := w.Stop()
+	for _, err := range errs {
 		t.Error(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if acked == 0 {
 		t.Fatal("no write acknowledged")
 	}

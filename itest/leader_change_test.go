@@ -2,8 +2,6 @@ package itest
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,31 +43,7 @@ func TestLeaderKillKeepsSurvivingClients(t *testing.T) {
 			if _, _, err := conns[0].Create(ctx, "/lk", nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
 				t.Fatal(err)
 			}
-			stop := make(chan struct{})
-			errs := make(chan error, len(conns))
-			counts := make([]int, len(conns))
-			var wg sync.WaitGroup
-			for i, cl := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for n := 0; ; n++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-						_, _, err := cl.Create(wctx, fmt.Sprintf("/lk/c%d-%d", i, n), nil, client.Persistent, zkproto.OpenACLUnsafe)
-						wcancel()
-						if err != nil {
-							errs <- fmt.Errorf("client on server %d, write %d: %w", on[i], n, err)
-							return
-						}
-						counts[i] = n + 1
-					}
-				}()
-			}
+			w := startWriters(ctx, conns, on, "/lk", 20*time.Second)
 			time.Sleep(300 * time.Millisecond)
 			if err := c.Kill(l); err != nil {
 				t.Fatal(err)
@@ -82,10 +56,8 @@ func TestLeaderKillKeepsSurvivingClients(t *testing.T) {
 				}
 			}
 			time.Sleep(time.Second)
-			close(stop)
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+			total, errs := w.Stop()
+			for _, err := range errs {
 				t.Error(err)
 			}
 			// Every acknowledged create is there (a synced read), once (a
@@ -96,10 +68,6 @@ func TestLeaderKillKeepsSurvivingClients(t *testing.T) {
 			kids, _, err := conns[0].Children(ctx, "/lk")
 			if err != nil {
 				t.Fatal(err)
-			}
-			total := 0
-			for _, n := range counts {
-				total += n
 			}
 			if len(kids) < total {
 				t.Fatalf("%d children, %d creates acknowledged", len(kids), total)
@@ -140,24 +108,7 @@ func TestQuorumOutageWithinBoundKeepsClients(t *testing.T) {
 	if _, _, err := cl.Create(ctx, "/q", nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	done := make(chan error, 1)
-	var writes int
-	go func() {
-		for n := 0; ; n++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if _, _, err := cl.Create(ctx, fmt.Sprintf("/q/c%d", n), nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
-				done <- fmt.Errorf("write %d: %w", n, err)
-				return
-			}
-			writes = n + 1
-		}
-	}()
+	w := startWriters(ctx, []*client.Conn{cl}, []members.ID{on}, "/q", 20*time.Second)
 	time.Sleep(200 * time.Millisecond)
 	for _, id := range others {
 		if err := c.Signal(id, syscall.SIGSTOP); err != nil {
@@ -174,8 +125,8 @@ func TestQuorumOutageWithinBoundKeepsClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	if err := <-done; err != nil {
+	writes, errs := w.Stop()
+	for _, err := range errs {
 		t.Fatal(err)
 	}
 	t.Logf("%d writes acknowledged across the outage", writes)
