@@ -84,6 +84,12 @@ var regressions = []struct {
 		"liveness: as seed 700001 of classic-3, at 9-3-3", 0, seedChanges, asDrawn},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 800574, true,
 		"exactly once: a duplicated proposal of a server's earlier incarnation (before its disk was wiped) reached the leader after the new incarnation's first one; the sequencer kept one position per origin, took the late copy for a new stream and appended it again", 0, seedChanges, asDrawn},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 810272, true,
+		"safety: a server whose hard state was lost still answered group elections; a candidate whose old log registered no incarnation for it counted its vote, and two servers won one group epoch under one configuration; a server whose votes count for nobody now refuses pre-votes and group elections", 0, seedChanges, asDrawn},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 800330, true,
+		"liveness: the only member of a group followed a coordinator that entries it lacked had removed; it never heard it, could not win under its old configuration, and ignored the leader's direct appends, since it only asked the leader when it followed no coordinator; a member now asks the leader when its coordinator has been silent for an election timeout", 0, seedChanges, asDrawn},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 810153, true,
+		"liveness: as seed 800330, at 9-3-3", 0, seedChanges, asDrawn},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -87,8 +87,8 @@ func (n *Node) preCampaignGC() {
 }
 
 // handleGroupPreElect says whether this member would promise m.GroupEpoch
-// to its sender: the sender is a member of its group, the epoch is newer
-// than its promise, and the member no longer hears its coordinator (or has
+// to its sender: the sender is a member of its group, this member's votes
+// count, the epoch is newer than its promise, and the member no longer hears its coordinator (or has
 // none, or the sender is that coordinator, reclaiming its role).
 func (n *Node) handleGroupPreElect(m Message) {
 	if m.Group != n.group {
@@ -105,7 +105,7 @@ func (n *Node) handleGroupPreElect(m Message) {
 	}
 	silent := n.gc == nil && n.tick-n.heardGC >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From)
-	grant := member && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
+	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
 	if !member && coord != m.From {
 		// The sender's configuration is not this one (it was removed, or
@@ -161,6 +161,13 @@ func (n *Node) handleGroupElect(m Message) {
 	// that missed its removal) is refused: it would take the role from a
 	// coordinator of the configuration in force.
 	member := slices.Contains(n.members(), m.From)
+	if !n.mayVote() {
+		// It may have forgotten a promise of this group epoch to another
+		// candidate (lost durable state), and a candidate whose
+		// configuration registers no incarnation of it would count its
+		// vote: it counts as down until it is registered.
+		return
+	}
 	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
 		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
 		n.followCoordinator(m.GroupEpoch, m.From)
@@ -272,7 +279,8 @@ func (n *Node) handleAppend(m Message) {
 		if coord == n.id {
 			coord = None
 		}
-		if (!n.mayCampaign() || coord == None) && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
+		silent := n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
+		if (!n.mayCampaign() || coord == None || silent) && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
 			// A leader whose history this log lacks writes to this server,
 			// and no coordinator will bring it along, so it asks the
 			// leader itself. Either it never campaigns: its own log
@@ -281,13 +289,15 @@ func (n *Node) handleAppend(m Message) {
 			// log holds nothing yet, and its group may have no coordinator
 			// (a newcomer alone in its group after removals). Or it follows no
 			// coordinator but itself (none, a candidacy that has not won,
-			// a role lost in a restart), and its log may be too old for it
-			// ever to win: the entries it misses registered the new
-			// incarnation of a member that lost its state, or removed a
-			// member that then lost it, so its configuration counts that
-			// member's promise for nothing, and in a group of two it never
-			// wins. The leader's history carries the configuration in
-			// force.
+			// a role lost in a restart) or a coordinator it has not heard
+			// for an election timeout (one removed by entries it misses,
+			// or one that lost its state and does not vote), and its log
+			// may be too old for it ever to win: the entries it misses
+			// registered the new incarnation of a member that lost its
+			// state, or removed a member that then lost it, so its
+			// configuration counts that member's promise for nothing, and
+			// in a group of two it never wins. The leader's history
+			// carries the configuration in force.
 			n.requestCatchup(MsgCatchupReq, m.From)
 		}
 		n.send(Message{Type: MsgGAck, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: n.hs.GroupEpoch,

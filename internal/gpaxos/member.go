@@ -83,7 +83,7 @@ func (n *Node) followCoordinator(ge uint64, coord ID) {
 	// missed its removal otherwise coordinates the group for ever, and no
 	// voter of the new configuration ever runs.
 	if coord == n.id || slices.Contains(n.members(), coord) {
-		n.heardGC = n.tick
+		n.heardGC, n.heardCoord = n.tick, n.tick
 	}
 	if coord != n.id {
 		n.gcCand = nil

@@ -47,9 +47,12 @@ type Node struct {
 	readyOut    bool
 
 	// Member state.
-	heardGC     int64 // tick at which the coordinator was last heard
-	treeDown    []ID  // the coordinator's down list, for forwarding
-	gcTable     []ID  // the GL's coordinators, learned from appends
+	heardGC int64 // tick at which the coordinator was last heard, or a candidacy of this server ended
+	// heardCoord is the tick at which the coordinator this server follows
+	// was last heard; unlike heardGC, its own candidacies do not move it.
+	heardCoord  int64
+	treeDown    []ID // the coordinator's down list, for forwarding
+	gcTable     []ID // the GL's coordinators, learned from appends
 	lastCatchup int64
 	maxGE       uint64 // highest group epoch seen, even when rejected
 	maxEpoch    Epoch  // highest global epoch seen, even when rejected

@@ -19,7 +19,8 @@ func (env *Env) violation(format string, args ...any) {
 
 // check verifies the invariants of every live node's current state: Current
 // never passes Promised, the commit point never passes the log, and at most
-// one server leads an epoch.
+// one server leads an epoch, and one server coordinates a group at a group
+// epoch won under one configuration.
 func (env *Env) check() {
 	for _, nd := range env.live() {
 		st := nd.n.Status()
@@ -35,6 +36,13 @@ func (env *Env) check() {
 				env.violation("epoch %d led by %d and %d", hs.Promised, l, nd.id)
 			}
 			env.leaders[hs.Promised] = nd.id
+		}
+		if st.Coordinator {
+			k := [3]uint64{uint64(st.Group), hs.GroupEpoch, st.ElectedUnder}
+			if c, ok := env.coords[k]; ok && c != nd.id {
+				env.violation("group %d's group epoch %d won by %d and %d under one configuration", st.Group, hs.GroupEpoch, c, nd.id)
+			}
+			env.coords[k] = nd.id
 		}
 	}
 }

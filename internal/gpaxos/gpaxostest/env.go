@@ -53,7 +53,10 @@ type Env struct {
 	// Invariant state (see check.go).
 	committed map[gpaxos.Zxid]gpaxos.Entry
 	leaders   map[gpaxos.Epoch]ID
-	errs      []string
+	// coords is the coordinator of each (group, group epoch,
+	// configuration it was elected under) seen so far.
+	coords map[[3]uint64]ID
+	errs   []string
 }
 
 // params are the settings every node of the ensemble shares.
@@ -109,7 +112,8 @@ type app struct {
 // NewEnv returns an empty environment.
 func NewEnv() *Env {
 	return &Env{side: map[ID]int{}, cuts: map[link]bool{}, confs: map[uint64]quorum.Config{},
-		committed: map[gpaxos.Zxid]gpaxos.Entry{}, leaders: map[gpaxos.Epoch]ID{}}
+		committed: map[gpaxos.Zxid]gpaxos.Entry{}, leaders: map[gpaxos.Epoch]ID{},
+		coords: map[[3]uint64]ID{}}
 }
 
 // printf writes to the transcript unless output is off (log-level none).
