@@ -245,7 +245,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		c.received.Add(1)
-		c.s.sessions.touch(c.sessionID(), time.Now())
+		c.s.sessions.Touch(c.sessionID(), time.Now())
 		if reason = c.handle(frame); reason != "" {
 			return
 		}
@@ -310,7 +310,7 @@ func (c *conn) handshake(frame []byte) string {
 		return c.createSession(timeout)
 	}
 	si, ok := c.lookupSession(req.SessionID)
-	if !ok || !bytes.Equal(si.Passwd, req.Passwd) || !s.sessions.touch(req.SessionID, time.Now()) {
+	if !ok || !bytes.Equal(si.Passwd, req.Passwd) || !s.sessions.Touch(req.SessionID, time.Now()) {
 		return c.refuseExpired(req.SessionID)
 	}
 	start := time.Now()
@@ -382,7 +382,7 @@ func (c *conn) refuseExpired(id int64) string {
 // handshake once it is applied.
 func (c *conn) createSession(timeout time.Duration) string {
 	s := c.s
-	id, passwd := s.sessions.newSession()
+	id, passwd := s.sessions.NewSession()
 	e := &txn.Entry{Session: id, Timeout: int32(timeout / time.Millisecond), Passwd: passwd,
 		Op: txn.Op{Kind: txn.KindCreateSession}}
 	result := make(chan zkproto.Code, 1)
@@ -390,7 +390,7 @@ func (c *conn) createSession(timeout time.Duration) string {
 	late := ""
 	ok := s.pipe.submit(&proposal{entry: e, conn: c, applied: func(res txn.Result, e *txn.Entry) {
 		if res.Err == zkproto.OK {
-			s.sessions.add(id, timeout, time.Now())
+			s.sessions.Add(id, timeout, time.Now())
 			if late = s.lateHandshake(start, timeout); late != "" {
 				result <- res.Err
 				return

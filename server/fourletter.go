@@ -229,7 +229,7 @@ func (s *Server) writeMntr(b *strings.Builder) {
 		{"zk_watch_count", watches},
 		{"zk_ephemerals_count", eph},
 		{"zk_approximate_data_size", size},
-		{"zk_global_sessions", s.sessions.count()},
+		{"zk_global_sessions", s.sessions.Count()},
 		{"zk_uptime", time.Since(s.started).Milliseconds()},
 	}
 	for _, p := range kv {

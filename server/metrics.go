@@ -102,7 +102,7 @@ func (m *metrics) register(s *Server) {
 				return 0
 			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_sessions", Help: "Live sessions."},
-			func() float64 { return float64(s.sessions.count()) }),
+			func() float64 { return float64(s.sessions.Count()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_watches", Help: "Registered watches."},
 			func() float64 {
 				s.watchMu.Lock()

@@ -97,7 +97,7 @@ func (r *replicated) applyMove(c *replica.Committed) {
 		res.Err = zkproto.ErrSessionMoved // moved elsewhere since this was proposed
 	default:
 		r.owners[id] = c.Origin
-		r.s.sessions.touch(id, time.Now())
+		r.s.sessions.Touch(id, time.Now())
 	}
 	r.complete(c, res, nil)
 }

@@ -216,7 +216,7 @@ func (r *replicated) apply(c *replica.Committed) {
 	case bodyTouch:
 		now := time.Now()
 		for b := c.Body[1:]; len(b) >= 8; b = b[8:] {
-			s.sessions.touch(int64(binary.BigEndian.Uint64(b)), now)
+			s.sessions.Touch(int64(binary.BigEndian.Uint64(b)), now)
 		}
 		if c.Own {
 			s.ownTouchCommitted(c.Stream, c.Seq)
@@ -236,10 +236,10 @@ func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpa
 	switch e.Op.Kind {
 	case txn.KindCreateSession:
 		if res.Err == 0 {
-			s.sessions.add(e.Session, time.Duration(e.Timeout)*time.Millisecond, time.Now())
+			s.sessions.Add(e.Session, time.Duration(e.Timeout)*time.Millisecond, time.Now())
 		}
 	case txn.KindCloseSession:
-		s.sessions.remove(e.Session)
+		s.sessions.Remove(e.Session)
 		if origin != s.cfg.ServerID {
 			if c := s.connOfSession(e.Session); c != nil {
 				c.close("session closed by the ensemble")
@@ -341,7 +341,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	r.applied = int64(sn.Index)
 	r.adoptMembership(t.Config(), sn.Voters)
 	r.s.checkMember(int64(sn.Index))
-	r.s.sessions.resetFrom(t.Sessions(), time.Now())
+	r.s.sessions.ResetFrom(t.Sessions(), time.Now())
 	r.s.log.Info("installed snapshot", "zxid", fmt.Sprintf("0x%x", uint64(sn.Index)), "nodes", t.NodeCount())
 }
 

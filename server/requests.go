@@ -36,12 +36,12 @@ func (c *conn) handle(frame []byte) string {
 		return ""
 	case zkproto.OpCloseSession:
 		sid := c.sessionID()
-		if !s.sessions.markClosing(sid) {
+		if !s.sessions.MarkClosing(sid) {
 			return "session already closing"
 		}
 		c.enqueueProposal(&proposal{entry: &txn.Entry{Session: sid, Op: txn.Op{Kind: txn.KindCloseSession}},
 			applied: func(res txn.Result, e *txn.Entry) {
-				s.sessions.remove(sid)
+				s.sessions.Remove(sid)
 				c.reply(h.Xid, e.Zxid, zkproto.OK, nil)
 				c.closeAfterFlush()
 			}})

@@ -43,6 +43,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/sessions"
 	"github.com/giraffe-coord/giraffe/internal/transport"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 )
@@ -73,7 +74,7 @@ type Server struct {
 	bySession  map[int64]*conn
 	nextConnID watch.WatcherID
 
-	sessions *sessionTracker
+	sessions *sessions.Tracker
 	guard    *servingGuard     // an ensemble member's quorum contact (serving.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
@@ -113,7 +114,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		metrics:   newMetrics(),
 	}
 	s.snaps = newSnapshotter(s)
-	s.sessions = newSessionTracker(int64(s.cfg.ServerID), time.Now())
+	s.sessions = sessions.NewTracker(int64(s.cfg.ServerID), time.Now())
 	s.guard = newServingGuard()
 	if s.cfg.Replicated() {
 		// The tree starts empty; the replica delivers the recovered
@@ -133,7 +134,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.tree = tree
 	for _, si := range tree.Sessions() {
-		s.sessions.add(si.ID, time.Duration(si.Timeout)*time.Millisecond, time.Now())
+		s.sessions.Add(si.ID, time.Duration(si.Timeout)*time.Millisecond, time.Now())
 	}
 	s.pipe = newPipeline(s, lg, tree.LastZxid())
 	s.metrics.register(s)

@@ -7,27 +7,21 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/sessions"
 )
 
 // Serving: an ensemble member answers its clients only while it can show
 // that it is in contact with a live quorum, so that a client whose session
 // the ensemble may expire has been disconnected first (ZooKeeper's
 // contract: such a client sees Disconnected before anyone else can take
-// its ephemeral nodes, and lock recipes rely on it).
-//
-// The proof is this server's own touch entries (touchBody): it proposes one
-// every period, listing the sessions connected here, and notes the local
-// monotonic time at which it proposed each. When one of them commits, a
-// quorum has accepted it and the leader, which applies it after it was
-// proposed, has reset the deadlines of the sessions it lists to at least
-// that time plus their timeout. The server serves while
-//
-//	now − (proposal time of the newest own touch known committed) < B
-//
-// where B is a third of the smallest session timeout of the sessions
-// connected here (minSessionTimeout with none), and it is a member of the
-// ensemble's committed membership. The argument that the leader cannot
-// expire a session connected here while this server serves is in
+// its ephemeral nodes, and lock recipes rely on it). The proof is
+// sessions.Guard's: this server's own touch entries (touchBody), one every
+// period, listing the sessions connected here. B is a third of the
+// smallest session timeout of the sessions connected here
+// (minSessionTimeout with none), and the server must also be a member of
+// the ensemble's committed membership. The argument that the leader
+// cannot expire a session connected here while this server serves is in
 // docs/ensemble.md ("Serving only with a quorum"). Standalone servers
 // always serve.
 
@@ -38,36 +32,17 @@ const notServingText = "This ZooKeeper instance is not currently serving request
 // servingGuard is an ensemble member's evidence of quorum contact and
 // membership. The fields read on every client request are atomics.
 type servingGuard struct {
-	// proof is when (time since the server started, on the monotonic
-	// clock) the newest own touch known committed was proposed; -1: none.
-	proof atomic.Int64
+	*sessions.Guard
 	// sessionBound is B for the sessions connected here (0: none).
 	sessionBound atomic.Int64
 	// outside is set while this server is not in the committed membership.
 	outside atomic.Bool
 
-	mu       sync.Mutex
-	proposed []touchMark // own touches not yet seen committed, oldest first
-	serving  bool        // the state last acted on (connections closed, logged)
+	mu      sync.Mutex
+	serving bool // the state last acted on (connections closed, logged)
 }
 
-// touchMark is an own touch in flight: its place in this server's
-// proposal streams and when it was proposed.
-type touchMark struct {
-	stream, seq uint64
-	at          time.Duration
-}
-
-// maxTouchMarks bounds the touches remembered while none commits (a server
-// cut off for long). Forgetting the oldest only forgoes proof that a newer
-// touch would give anyway.
-const maxTouchMarks = 256
-
-func newServingGuard() *servingGuard {
-	g := &servingGuard{}
-	g.proof.Store(-1)
-	return g
-}
+func newServingGuard() *servingGuard { return &servingGuard{Guard: sessions.NewGuard()} }
 
 // sinceStart is the monotonic clock the guard measures on.
 func (s *Server) sinceStart() time.Duration { return time.Since(s.started) }
@@ -105,15 +80,7 @@ func (s *Server) servingFor(t time.Duration) (bool, string) {
 	if t > 0 && (g.sessionBound.Load() == 0 || t/3 < b) {
 		b = t / 3
 	}
-	proof := g.proof.Load()
-	if proof < 0 {
-		return false, "no proposal of this server has committed yet: no contact with a quorum shown"
-	}
-	if age := s.sinceStart() - time.Duration(proof); age >= b {
-		return false, fmt.Sprintf("no contact with a quorum: the newest proposal of this server to commit was made %v ago, the bound is %v",
-			age.Round(time.Millisecond), b.Round(time.Millisecond))
-	}
-	return true, ""
+	return g.Serving(s.sinceStart(), b)
 }
 
 // lateHandshake returns a close reason when a handshake's entry in the
@@ -149,7 +116,7 @@ func (s *Server) refreshBound() {
 	var least time.Duration
 	for sid, c := range s.bySession {
 		t := c.timeout
-		if et := s.sessions.timeoutOf(sid); et > 0 && et < t {
+		if et := s.sessions.TimeoutOf(sid); et > 0 && et < t {
 			t = et
 		}
 		if least == 0 || t < least {
@@ -167,7 +134,7 @@ func (s *Server) refreshBound() {
 // session has left). connsMu is held.
 func (s *Server) lowerBound(c *conn, sid int64) {
 	t := c.timeout
-	if et := s.sessions.timeoutOf(sid); et > 0 && et < t {
+	if et := s.sessions.TimeoutOf(sid); et > 0 && et < t {
 		t = et
 	}
 	if cur := s.guard.sessionBound.Load(); cur == 0 || int64(t/3) < cur {
@@ -197,9 +164,9 @@ func (s *Server) servingLoop(rp *replicated) {
 		}
 		s.actOnServing()
 		next := max(min(b, lo)/4, 5*time.Millisecond)
-		if proof := s.guard.proof.Load(); proof >= 0 {
+		if proof, ok := s.guard.Proof(); ok {
 			// Wake when the proof runs out, not up to a period later.
-			if left := time.Duration(proof) + b - s.sinceStart(); left > 0 && left < next {
+			if left := proof + b - s.sinceStart(); left > 0 && left < next {
 				next = left + time.Millisecond
 			}
 		}
@@ -210,32 +177,15 @@ func (s *Server) servingLoop(rp *replicated) {
 // proposeTouch proposes a touch of ids and remembers when.
 func (r *replicated) proposeTouch(ids []int64) {
 	g := r.s.guard
-	r.rep.Propose(touchBody(ids), func(stream, seq uint64) {
-		g.mu.Lock()
-		if len(g.proposed) >= maxTouchMarks {
-			g.proposed = append(g.proposed[:0], g.proposed[1:]...)
-		}
-		g.proposed = append(g.proposed, touchMark{stream: stream, seq: seq, at: r.s.sinceStart()})
-		g.mu.Unlock()
-	})
+	r.rep.Propose(touchBody(ids), func(stream, seq uint64) { g.Proposed(stream, seq, r.s.sinceStart()) })
 }
 
 // ownTouchCommitted records that this server's touch (stream, seq)
-// committed: the time it was proposed is the newest proof of quorum
-// contact unless a later one is already known.
+// committed, and resumes serving if the proof allows it again.
 func (s *Server) ownTouchCommitted(stream, seq uint64) {
 	g := s.guard
+	g.Committed(stream, seq)
 	g.mu.Lock()
-	for i, m := range g.proposed {
-		if m.stream == stream && m.seq == seq {
-			if int64(m.at) > g.proof.Load() {
-				g.proof.Store(int64(m.at))
-			}
-			// Older touches can only give older proof.
-			g.proposed = append(g.proposed[:0], g.proposed[i+1:]...)
-			break
-		}
-	}
 	resume := !g.serving
 	g.mu.Unlock()
 	if resume {

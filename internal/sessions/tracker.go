@@ -1,0 +1,157 @@
+package sessions
+
+import (
+	"crypto/rand"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/datatree"
+)
+
+// Tracker decides when sessions expire. It is the only place that reads a
+// clock for sessions, and its callers pass the time in: expiry becomes a
+// committed closeSession entry, so every replica removes the session and
+// its ephemerals at the same point of the log, never by a local decision.
+// It is safe for concurrent use.
+type Tracker struct {
+	mu       sync.Mutex
+	deadline map[int64]time.Time
+	timeout  map[int64]time.Duration
+	closing  map[int64]bool // expiry or close already submitted
+	nextID   int64
+}
+
+// NewTracker returns an empty tracker whose session ids are seeded as
+// ZooKeeper seeds them (SessionTrackerImpl.initializeNextSessionId): the
+// server id in the top byte and the time in milliseconds below it, so ids
+// stay unique across restarts.
+func NewTracker(serverID int64, now time.Time) *Tracker {
+	next := (now.UnixMilli() << 24) >> 8 // keep 40 bits of time, clear the top byte
+	next = int64(uint64(next) &^ (0xff << 56))
+	next |= serverID << 56
+	return &Tracker{
+		deadline: make(map[int64]time.Time),
+		timeout:  make(map[int64]time.Duration),
+		closing:  make(map[int64]bool),
+		nextID:   next,
+	}
+}
+
+// NewSession returns a fresh session id and password.
+func (t *Tracker) NewSession() (int64, []byte) {
+	t.mu.Lock()
+	t.nextID++
+	id := t.nextID
+	t.mu.Unlock()
+	passwd := make([]byte, 16)
+	rand.Read(passwd)
+	return id, passwd
+}
+
+// Add starts tracking a session with the given timeout.
+func (t *Tracker) Add(id int64, timeout time.Duration, now time.Time) {
+	t.mu.Lock()
+	t.timeout[id] = timeout
+	t.deadline[id] = now.Add(timeout)
+	t.mu.Unlock()
+}
+
+// Touch extends a live session; it reports false for a session that is
+// unknown or already being closed.
+func (t *Tracker) Touch(id int64, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	to, ok := t.timeout[id]
+	if !ok || t.closing[id] {
+		return false
+	}
+	t.deadline[id] = now.Add(to)
+	return true
+}
+
+// MarkClosing records that a close was submitted; it reports false if one
+// already was.
+func (t *Tracker) MarkClosing(id int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closing[id] {
+		return false
+	}
+	t.closing[id] = true
+	return true
+}
+
+// UnmarkClosing undoes MarkClosing when the close was abandoned.
+func (t *Tracker) UnmarkClosing(id int64) {
+	t.mu.Lock()
+	delete(t.closing, id)
+	t.mu.Unlock()
+}
+
+// Remove forgets a session once its close is applied.
+func (t *Tracker) Remove(id int64) {
+	t.mu.Lock()
+	delete(t.deadline, id)
+	delete(t.timeout, id)
+	delete(t.closing, id)
+	t.mu.Unlock()
+}
+
+// Expired returns the sessions past their deadline that are not already
+// being closed, in id order, and marks them closing.
+func (t *Tracker) Expired(now time.Time) []int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []int64
+	for id, d := range t.deadline {
+		if now.After(d) && !t.closing[id] {
+			t.closing[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// ResetFrom replaces the tracked sessions by those of an installed
+// snapshot, each with a full timeout from now.
+func (t *Tracker) ResetFrom(sessions []datatree.SessionInfo, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.deadline)
+	clear(t.timeout)
+	clear(t.closing)
+	for _, si := range sessions {
+		to := time.Duration(si.Timeout) * time.Millisecond
+		t.timeout[si.ID], t.deadline[si.ID] = to, now.Add(to)
+	}
+}
+
+// RestartClocks gives every session a full timeout from now. A server that
+// has just become the leader calls it (through Expiry): it has not been
+// the one watching the sessions, so it must not expire any before its
+// clients have had a timeout to show they are alive (ZooKeeper does the
+// same on election).
+func (t *Tracker) RestartClocks(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, to := range t.timeout {
+		t.deadline[id] = now.Add(to)
+	}
+	clear(t.closing)
+}
+
+// TimeoutOf returns the timeout session id expires by (0 if unknown).
+func (t *Tracker) TimeoutOf(id int64) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.timeout[id]
+}
+
+// Count returns the number of tracked sessions.
+func (t *Tracker) Count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.timeout)
+}
