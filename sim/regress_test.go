@@ -90,6 +90,8 @@ var regressions = []struct {
 		"liveness: the only member of a group followed a coordinator that entries it lacked had removed; it never heard it, could not win under its old configuration, and ignored the leader's direct appends, since it only asked the leader when it followed no coordinator; a member now asks the leader when its coordinator has been silent for an election timeout", 0, seedChanges, asDrawn},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 810153, true,
 		"liveness: as seed 800330, at 9-3-3", 0, seedChanges, asDrawn},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 820059, true,
+		"liveness: a coordinator that lost its state answered the leader's appends with no coordinator and its new group epoch, 0; the leader took the answer for a stale one and kept writing to it, so it never probed the group, whose other members, recovering too, never learned a leader to register with", 0, seedChanges, asDrawn},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -382,9 +382,12 @@ func (n *Node) handleGAck(m Message) {
 		switch {
 		case m.Coord != None && m.GroupEpoch > x.ge:
 			*x = glGroup{gc: m.Coord, ge: m.GroupEpoch, heard: x.heard}
-		case m.From == x.gc && m.Coord == None && m.GroupEpoch >= x.ge:
+		case m.From == x.gc && m.Coord == None:
 			// The server taken for the coordinator is not one and knows
 			// of none: look for it (probeGroup) instead of writing to it.
+			// Its group epoch may be below the one it won (it lost its
+			// state, and with it the group epoch); a late answer from
+			// before it won costs one probe, which it answers.
 			*x = glGroup{ge: x.ge, heard: x.heard}
 		}
 		return
