@@ -64,6 +64,8 @@ type server struct {
 	// tickMissed: a tick came while the server was busy; the host sees it
 	// when the server is next idle.
 	tickMissed bool
+	// ss is the session layer of this incarnation (nil without lockers).
+	ss *sessionServer
 }
 
 // voters is the voting configuration of servers 1..Nodes
@@ -124,13 +126,17 @@ func (s *Sim) start(sv *server) error {
 			sv.disk.recovering = false // the identity is rewritten at once
 			return nil
 		},
-		Logger: s.hostLogger(sv),
+		OnLeaderReceived: func(_ gpaxos.ID, body []byte) { s.leaderReceived(sv, body) },
+		Logger:           s.hostLogger(sv),
 	}, sv.disk.hs, snap, ents)
 	if err != nil {
 		sv.up = false
 		return err
 	}
 	sv.host = h
+	if s.p.Lockers > 0 {
+		sv.ss = s.newSessionServer(sv)
+	}
 	return nil
 }
 
@@ -160,7 +166,7 @@ func (w hostLogWriter) Write(b []byte) (int, error) {
 // crash stops sv; whatever it had not fsynced is lost with it, and so are
 // the requests it had not answered.
 func (s *Sim) crash(sv *server) {
-	sv.up, sv.host, sv.tree, sv.inbox, sv.outbox, sv.pending, sv.busy = false, nil, nil, nil, nil, nil, false
+	sv.up, sv.host, sv.tree, sv.inbox, sv.outbox, sv.pending, sv.busy, sv.ss = false, nil, nil, nil, nil, nil, false, nil
 	sv.inc++
 }
 
@@ -415,6 +421,7 @@ func (s *Sim) apply(sv *server, d replica.Delivery) {
 		}
 		sv.tree, sv.applied, sv.snapIdx = t, sn.Index, sn.Index
 		s.chk.installed(s, sv, sn.Index, t.Digest())
+		s.sessionSnapshot(sv)
 	}
 	for i := range d.Entries {
 		if s.failed() {
@@ -424,9 +431,11 @@ func (s *Sim) apply(sv *server, d replica.Delivery) {
 	}
 	if len(d.Resent) > 0 {
 		sv.resent(d.Resent)
+		sv.sessionResent(d.Resent)
 	}
 	if d.Abandoned != 0 {
 		s.abandon(sv, d.Abandoned)
+		s.sessionAbandon(sv, d.Abandoned)
 	}
 }
 
@@ -436,6 +445,10 @@ func (s *Sim) applyEntry(sv *server, cm *replica.Committed) {
 	if s.load != nil && !cm.Noop && isBenchPayload(cm.Body) {
 		s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
 		s.load.applied(s, sv, cm)
+		return
+	}
+	if !cm.Noop && isSessionBody(cm.Body) {
+		s.applySession(sv, cm)
 		return
 	}
 	op, e, ok := decodeRegOp(cm.Body)

@@ -41,6 +41,13 @@ type Options struct {
 	// which). Without it, swarm mode draws them in one run in two, like
 	// its other optional faults, and other runs never do.
 	DiskFaults bool
+	// Sessions adds the session layer (sessions.go: lock clients,
+	// sessions, expiry, the serving guard) to every run; swarm mode also
+	// draws it, one run in two, unless Without lists "sessions".
+	Sessions bool
+	// NoServingGuard lets every server serve whatever its proof of quorum
+	// contact: the guard's absence, which the lock checker must catch.
+	NoServingGuard bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -101,6 +108,12 @@ type Params struct {
 	// (Options.DiskFaults).
 	DiskFaults    []string
 	DiskFaultProb float64
+	// Lockers are the session layer's lock clients (zero: no session
+	// layer), each with sessions of SessionTimeoutUS, drawn from a stream
+	// of their own (Options.Sessions). NoServingGuard: Options'.
+	Lockers          int
+	SessionTimeoutUS int64
+	NoServingGuard   bool
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -124,6 +137,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
 	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
 	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
+	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -199,6 +213,11 @@ func ChooseParams(o Options) Params {
 		p.drawSwarmKinds(rand.New(rand.NewSource(o.Seed^0xfa175)), o.Without)
 	}
 	p.drawDiskFaults(rand.New(rand.NewSource(o.Seed^0xd15c)), o)
+	sr := rand.New(rand.NewSource(o.Seed ^ 0x5e55))
+	lockers, timeout := 2+sr.Intn(3), 300_000+sr.Int63n(1_200_000)
+	if o.Sessions || p.Swarm && sr.Intn(2) == 0 && !slices.Contains(o.Without, "sessions") {
+		p.Lockers, p.SessionTimeoutUS, p.NoServingGuard = lockers, timeout, o.NoServingGuard
+	}
 	if len(p.DiskFaults) > 0 && !p.has("crash") {
 		p.Faults = append(p.Faults, "crash") // disk faults are found at restarts
 	}

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -105,8 +107,12 @@ const (
 	// withDiskFaults: found by a sweep with --disk-faults; replayed with
 	// them, and with swarmKinds as the seed draws them.
 	withDiskFaults
-	// asDrawn: every fault as the seed draws it.
+	// asDrawn: every fault as the seed draws it, but for the session
+	// layer (found before it existed).
 	asDrawn
+	// asDrawnWithSessions: every fault and the session layer as the seed
+	// draws them.
+	asDrawnWithSessions
 )
 
 // changes says whether a regression seed runs with configuration changes.
@@ -128,6 +134,9 @@ func TestRegressions(t *testing.T) {
 		case withDiskFaults:
 			o.DiskFaults = true
 		}
+		if r.faults != asDrawnWithSessions {
+			o.Without = append(o.Without, "sessions")
+		}
 		t.Run(r.tp.name, func(t *testing.T) { runOpts(t, r.tp, o) })
 	}
 }
@@ -135,10 +144,11 @@ func TestRegressions(t *testing.T) {
 // TestReplay checks that a seed replays exactly: the same history, commit
 // count and message count twice.
 func TestReplay(t *testing.T) {
-	o := Options{Seed: 42, Swarm: true}
+	o := Options{Seed: 42, Swarm: true, Sessions: true}
 	o.Nodes, o.Trees, o.Children = 9, 3, 3
 	a, b := Run(o, nil, false), Run(o, nil, false)
-	if a.Commits != b.Commits || a.Messages != b.Messages || len(a.history) != len(b.history) {
+	if a.Commits != b.Commits || a.Messages != b.Messages || len(a.history) != len(b.history) ||
+		a.LockAcquires != b.LockAcquires || a.SessionsExpired != b.SessionsExpired {
 		t.Fatalf("replay differs: %+v vs %+v", a, b)
 	}
 	for i := range a.history {
@@ -146,7 +156,40 @@ func TestReplay(t *testing.T) {
 			t.Fatalf("history differs at %d: %+v vs %+v", i, *a.history[i], *b.history[i])
 		}
 	}
-	if a.Commits == 0 {
-		t.Fatal("no commits")
+	if a.Commits == 0 || a.LockAcquires == 0 {
+		t.Fatalf("no commits or no lock taken: %+v", a)
+	}
+}
+
+// TestServingGuardKeepsOneLockHolder runs seeds in which, without the
+// serving guard (a server answers its clients whatever its contact with a
+// quorum, as before the guard existed), a client cut off with its server
+// still holds the lock when another takes it; with the guard, each seed
+// passes. It shows the lock checker catching the bug the guard prevents.
+func TestServingGuardKeepsOneLockHolder(t *testing.T) {
+	for _, c := range []struct {
+		tp   topology
+		seed int64
+	}{
+		{topology{"classic-3", 3, 1, 2, true}, 105},
+		{topology{"classic-3", 3, 1, 2, true}, 169},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 6},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 190},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", c.tp.name, c.seed), func(t *testing.T) {
+			o := Options{Seed: c.seed, Swarm: true, Sessions: true, NoServingGuard: true}
+			o.Nodes, o.Trees, o.Children, o.Classic = c.tp.nodes, c.tp.trees, c.tp.children, c.tp.classic
+			if r := Run(o, nil, false); r.OK || !strings.Contains(r.Failure, "two lock holders") {
+				t.Fatalf("without the guard: ok=%v %s", r.OK, r.Failure)
+			}
+			o.NoServingGuard = false
+			r := Run(o, nil, false)
+			if !r.OK {
+				t.Fatalf("with the guard: %s", r.Failure)
+			}
+			if r.LockAcquires == 0 {
+				t.Fatal("the lock was never taken")
+			}
+		})
 	}
 }

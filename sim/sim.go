@@ -52,6 +52,11 @@ type Sim struct {
 	stats   stats
 	log     io.Writer  // fault log; nil for quiet
 	load    *benchLoad // the benchmark workload, in bench and failover runs
+	// lockers are the session layer's lock clients (sessions.go), lrng
+	// their draws, nextSession the last session id given out.
+	lockers     []*locker
+	lrng        *rand.Rand
+	nextSession int64
 
 	healAt int64
 	// probing: the liveness phase waits for every server's probe.
@@ -69,6 +74,9 @@ type stats struct {
 	// unknownCommitted counts the timed-out operations the committed
 	// sequence shows took effect.
 	unknownCommitted int
+	// lockAcquires counts the lock's acquisitions, sessionsExpired the
+	// expiries leaders proposed (sessions.go).
+	lockAcquires, sessionsExpired int
 }
 
 // commitAt counts an entry's first application anywhere as its commit.
@@ -94,13 +102,17 @@ type Result struct {
 	OpsUnknown int    `json:"ops_unknown"`
 	// UnknownCommitted of the OpsUnknown took effect (their entries
 	// committed); the others did not.
-	UnknownCommitted int    `json:"unknown_committed"`
-	Messages         int    `json:"messages"`
-	ConfChanges      int    `json:"conf_changes"`
-	Linearizable     string `json:"linearizable"`
-	VirtualMS        int64  `json:"virtual_ms"`
-	exit             int
-	history          []*histOp
+	UnknownCommitted int `json:"unknown_committed"`
+	// LockAcquires and SessionsExpired count the session layer's lock
+	// acquisitions and session expiries (zero without lockers).
+	LockAcquires    int    `json:"lock_acquires"`
+	SessionsExpired int    `json:"sessions_expired"`
+	Messages        int    `json:"messages"`
+	ConfChanges     int    `json:"conf_changes"`
+	Linearizable    string `json:"linearizable"`
+	VirtualMS       int64  `json:"virtual_ms"`
+	exit            int
+	history         []*histOp
 }
 
 // ExitCode is the process exit status for r.
@@ -129,7 +141,8 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 		fmt.Fprintln(out, p)
 	}
 	s := &Sim{p: p, rng: rand.New(rand.NewSource(p.Seed)), xrng: rand.New(rand.NewSource(p.Seed ^ 0x5ca1e)),
-		drng: rand.New(rand.NewSource(p.Seed ^ 0xd15c0)), chk: newChecker()}
+		drng: rand.New(rand.NewSource(p.Seed ^ 0xd15c0)), lrng: rand.New(rand.NewSource(p.Seed ^ 0x10c4)),
+		nextSession: 1 << 40, chk: newChecker()}
 	if verbose {
 		s.log = out
 	}
@@ -146,6 +159,7 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 	s.healAt = p.SafetyUS
 	s.stopClientsAt = p.SafetyUS + p.LivenessUS/2
 	s.startClients()
+	s.startLockers()
 	s.faultLoop()
 	if p.Reconfig {
 		s.reconfigLoop(rand.New(rand.NewSource(p.Seed ^ 0x7ec0)))
@@ -301,7 +315,7 @@ func (s *Sim) converged() bool {
 func (s *Sim) result(lin string) Result {
 	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
 		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history,
-		UnknownCommitted: s.stats.unknownCommitted}
+		UnknownCommitted: s.stats.unknownCommitted, LockAcquires: s.stats.lockAcquires, SessionsExpired: s.stats.sessionsExpired}
 	for _, h := range s.history {
 		r.Ops++
 		if h.Done {

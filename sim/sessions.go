@@ -1,0 +1,588 @@
+package sim
+
+import (
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/quorum"
+	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/sessions"
+	"github.com/giraffe-coord/giraffe/internal/txn"
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// The session layer: ZooKeeper sessions, an ephemeral lock and the rules
+// that keep a client from staying connected to a server while the
+// ensemble expires its session (internal/sessions, which the server runs
+// too). Lock clients (lockers) connect to a server, which orders their
+// session through the log; they take the lock by creating the ephemeral
+// znode lockPath, hold it a while and delete it, and ping their server
+// every third of the session timeout. Every server proposes a touch of
+// the sessions connected to it every period and serves only within the
+// bound of its newest own touch known committed (sessions.Guard); the
+// leader expires sessions through the log (sessions.Tracker,
+// sessions.Expiry), which deletes their lock. A client takes its
+// connection for lost when its server closes it or stays silent for two
+// thirds of the timeout, as a ZooKeeper client does, and from then on
+// stops counting itself as the holder (Curator's and kazoo's lock recipes
+// do the same on SUSPENDED); it then starts a new session. The checker:
+// no client's create of the lock succeeds while another client, still
+// connected, holds it.
+//
+// A client reconnecting with its session to another server is not
+// simulated: a client whose connection is lost starts a new session.
+
+// lockPath is the lock's znode.
+const lockPath = "/lock"
+
+// Proposal bodies of the session layer (first byte), apart from the
+// register workload's (regMagic) and the probes (probeMagic).
+const (
+	sessTxnMagic   byte = 0x5e // a txn.Entry of a session or the lock
+	sessTouchMagic byte = 0x7c // the sessions connected to the proposer
+)
+
+// locker is a lock client.
+type locker struct {
+	id      int
+	sv      *server // the server it is connected (or connecting) to
+	session int64
+	// gen names the current connection: events of an older one are void.
+	gen       int
+	connected bool
+	holds     bool
+	busy      bool // an operation is in flight
+	lastHeard int64
+	acquires  int
+}
+
+// sessionServer is the session layer of one incarnation of a server.
+type sessionServer struct {
+	tracker *sessions.Tracker
+	guard   *sessions.Guard
+	expiry  sessions.Expiry
+	started int64 // the guard's monotonic clock starts here
+	// attached are the sessions connected to this server.
+	attached map[int64]attachment
+	pending  map[proposalID]*sessionReq
+	serving  bool // the state last acted on
+}
+
+// attachment is a session's connection to a server.
+type attachment struct {
+	l   *locker
+	gen int
+}
+
+// proposalID is a proposal's place in its origin's streams.
+type proposalID struct{ stream, seq uint64 }
+
+// reqKind is what a session request does.
+type reqKind int
+
+const (
+	reqConnect reqKind = iota
+	reqAcquire
+	reqRelease
+	reqExpire
+)
+
+// sessionReq is a session-layer proposal a server waits on.
+type sessionReq struct {
+	kind    reqKind
+	l       *locker
+	gen     int
+	session int64
+	start   int64
+}
+
+func (s *Sim) sessionTimeout() time.Duration {
+	return time.Duration(s.p.SessionTimeoutUS) * time.Microsecond
+}
+
+// newSessionServer is sv's session layer for the incarnation starting now,
+// with its loops.
+func (s *Sim) newSessionServer(sv *server) *sessionServer {
+	ss := &sessionServer{tracker: sessions.NewTracker(int64(sv.id), simClock{s}.Now()), guard: sessions.NewGuard(),
+		started: s.clk.now, attached: map[int64]attachment{}, pending: map[proposalID]*sessionReq{}}
+	inc := sv.inc
+	s.touchLoop(sv, inc)
+	s.expiryLoop(sv, inc)
+	return ss
+}
+
+// alive reports whether sv still runs the incarnation inc, unpaused.
+func (sv *server) alive(inc int) bool { return sv.up && sv.inc == inc && sv.ss != nil }
+
+// since is sv's monotonic clock, the guard's.
+func (s *Sim) since(sv *server) time.Duration {
+	return time.Duration(s.clk.now-sv.ss.started) * time.Microsecond
+}
+
+// servingFor is server.servingFor: a member of the configuration within
+// the bound of its newest own touch known committed. Every session here
+// has one timeout, so B is a third of it.
+func (s *Sim) servingFor(sv *server) bool {
+	if sv.host.Voters().GroupOf(quorum.ID(sv.id)) < 0 {
+		return false
+	}
+	if s.p.NoServingGuard {
+		return true
+	}
+	ok, _ := sv.ss.guard.Serving(s.since(sv), s.sessionTimeout()/3)
+	return ok
+}
+
+// touchLoop is server.servingLoop: every period sv proposes a touch of its
+// sessions and acts on its serving state, waking when the proof runs out.
+func (s *Sim) touchLoop(sv *server, inc int) {
+	t := s.sessionTimeout()
+	next := max(t/3/4, 5*time.Millisecond)
+	s.clk.after(next.Microseconds(), func() {
+		if !sv.alive(inc) || s.failed() {
+			return
+		}
+		if !sv.paused {
+			if s.clk.now < s.stopClientsAt && sv.host.Voters().GroupOf(quorum.ID(sv.id)) >= 0 {
+				s.proposeTouch(sv)
+			}
+			s.actOnServing(sv)
+		}
+		s.touchLoop(sv, inc)
+	})
+}
+
+// proposeTouch proposes a touch of the sessions connected to sv.
+func (s *Sim) proposeTouch(sv *server) {
+	ss := sv.ss
+	ids := make([]int64, 0, len(ss.attached))
+	for id := range ss.attached {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	b := []byte{sessTouchMagic}
+	for _, id := range ids {
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+	}
+	at := s.since(sv)
+	sv.host.Propose(b, func(stream, seq uint64) { ss.guard.Proposed(stream, seq, at) })
+	s.kick(sv)
+}
+
+// touchedIDs decodes a touch body; ok is false for anything else.
+func touchedIDs(b []byte) (ids []int64, ok bool) {
+	if len(b) == 0 || b[0] != sessTouchMagic {
+		return nil, false
+	}
+	for b = b[1:]; len(b) >= 8; b = b[8:] {
+		ids = append(ids, int64(binary.BigEndian.Uint64(b)))
+	}
+	return ids, true
+}
+
+// leaderReceived is sv's replica.HostConfig.OnLeaderReceived: a touch
+// counts at the leader when it arrives.
+func (s *Sim) leaderReceived(sv *server, body []byte) {
+	if ids, ok := touchedIDs(body); ok && sv.ss != nil {
+		now := simClock{s}.Now()
+		for _, id := range ids {
+			sv.ss.tracker.Touch(id, now)
+		}
+	}
+}
+
+// actOnServing closes every connection of sv when it stops serving.
+func (s *Sim) actOnServing(sv *server) {
+	ss := sv.ss
+	ok := s.servingFor(sv)
+	changed := ok != ss.serving
+	ss.serving = ok
+	if !changed || ok {
+		return
+	}
+	ids := make([]int64, 0, len(ss.attached))
+	for id := range ss.attached {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s.closeConn(sv, id, "server not serving")
+	}
+}
+
+// closeConn closes session id's connection to sv; its client hears of it
+// one network delay later.
+func (s *Sim) closeConn(sv *server, id int64, why string) {
+	a, ok := sv.ss.attached[id]
+	if !ok {
+		return
+	}
+	delete(sv.ss.attached, id)
+	s.toLocker(a.l, a.gen, func() { s.lost(a.l, why) })
+}
+
+// expiryLoop is server.expiryLoop: the leader closes expired sessions
+// through the log.
+func (s *Sim) expiryLoop(sv *server, inc int) {
+	period := max(s.sessionTimeout()/4, 10*time.Millisecond)
+	s.clk.after(period.Microseconds(), func() {
+		if !sv.alive(inc) || s.failed() {
+			return
+		}
+		if !sv.paused {
+			st := sv.host.Status()
+			now := simClock{s}.Now()
+			if sv.ss.expiry.Due(sv.ss.tracker, now, sessions.Status{Leader: st.Leader,
+				Epoch: uint64(st.HardState.Current), Commit: uint64(st.HardState.Commit), Applied: uint64(sv.applied)}) {
+				for _, id := range sv.ss.tracker.Expired(now) {
+					s.stats.sessionsExpired++
+					s.proposeSession(sv, &sessionReq{kind: reqExpire, session: id, start: s.clk.now},
+						txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCloseSession}})
+				}
+			}
+		}
+		s.expiryLoop(sv, inc)
+	})
+}
+
+// proposeSession proposes e for req and files req under the proposal.
+func (s *Sim) proposeSession(sv *server, req *sessionReq, e txn.Entry) {
+	ss := sv.ss
+	e.Time = s.clk.now / 1000
+	sv.host.Propose(e.Marshal([]byte{sessTxnMagic}), func(stream, seq uint64) {
+		ss.pending[proposalID{stream, seq}] = req
+	})
+	s.kick(sv)
+}
+
+// isSessionBody reports whether b is a session-layer proposal.
+func isSessionBody(b []byte) bool {
+	return len(b) > 0 && (b[0] == sessTxnMagic || b[0] == sessTouchMagic)
+}
+
+// applySession applies a committed session-layer entry to sv and answers
+// the request sv filed for it.
+func (s *Sim) applySession(sv *server, cm *replica.Committed) {
+	now := simClock{s}.Now()
+	if ids, ok := touchedIDs(cm.Body); ok {
+		s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+		if sv.ss == nil {
+			return
+		}
+		for _, id := range ids {
+			sv.ss.tracker.Touch(id, now)
+		}
+		if cm.Own {
+			sv.ss.guard.Committed(cm.Stream, cm.Seq)
+			if !sv.ss.serving {
+				s.actOnServing(sv)
+			}
+		}
+		return
+	}
+	e, err := txn.Unmarshal(cm.Body[1:])
+	if err != nil {
+		s.fail(failCrash, "server %d: undecodable session entry at %v: %v", sv.id, cm.Zxid, err)
+		return
+	}
+	e.Zxid = int64(cm.Zxid)
+	res, _ := sv.tree.Apply(e)
+	s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+	s.stats.commitAt(s, cm.Zxid)
+	ss := sv.ss
+	if ss == nil {
+		return
+	}
+	switch e.Op.Kind {
+	case txn.KindCreateSession:
+		if res.Err == zkproto.OK {
+			ss.tracker.Add(e.Session, time.Duration(e.Timeout)*time.Millisecond, now)
+		}
+	case txn.KindCloseSession:
+		ss.tracker.Remove(e.Session)
+		s.closeConn(sv, e.Session, "session closed by the ensemble")
+	}
+	if !cm.Own {
+		return
+	}
+	k := proposalID{cm.Stream, cm.Seq}
+	req := ss.pending[k]
+	if req == nil {
+		return
+	}
+	delete(ss.pending, k)
+	s.answer(sv, req, res.Err)
+}
+
+// answer completes req, whose entry committed with code at sv.
+func (s *Sim) answer(sv *server, req *sessionReq, code zkproto.Code) {
+	l, gen := req.l, req.gen
+	switch req.kind {
+	case reqConnect:
+		late := s.clk.now-req.start >= s.p.SessionTimeoutUS/6 // server.lateHandshake
+		if code != zkproto.OK || late {
+			s.toLocker(l, gen, func() { s.lost(l, "handshake refused") })
+			return
+		}
+		sv.ss.attached[req.session] = attachment{l: l, gen: gen}
+		s.toLocker(l, gen, func() { s.connected(l, gen) })
+	case reqAcquire:
+		s.toLocker(l, gen, func() { s.acquired(l, gen, code) })
+	case reqRelease:
+		s.toLocker(l, gen, func() { s.released(l, gen) })
+	}
+}
+
+// sessionResent files sv's session requests whose proposals moved to a new
+// stream under their new numbers.
+func (sv *server) sessionResent(moves []replica.Resend) {
+	if sv.ss == nil {
+		return
+	}
+	for _, m := range moves {
+		k := proposalID{m.OldStream, m.OldSeq}
+		if req, ok := sv.ss.pending[k]; ok {
+			delete(sv.ss.pending, k)
+			sv.ss.pending[proposalID{m.NewStream, m.NewSeq}] = req
+		}
+	}
+}
+
+// sessionAbandon fails sv's session requests of streams older than
+// stream: their outcome is unknown, so the server closes their clients'
+// connections (server/replicated.go's abandon), and an expiry may be
+// tried again.
+func (s *Sim) sessionAbandon(sv *server, stream uint64) {
+	if sv.ss == nil {
+		return
+	}
+	var ks []proposalID
+	for k := range sv.ss.pending {
+		if k.stream < stream {
+			ks = append(ks, k)
+		}
+	}
+	slices.SortFunc(ks, func(a, b proposalID) int {
+		if a.stream != b.stream {
+			return cmpU64(a.stream, b.stream)
+		}
+		return cmpU64(a.seq, b.seq)
+	})
+	for _, k := range ks {
+		req := sv.ss.pending[k]
+		delete(sv.ss.pending, k)
+		switch req.kind {
+		case reqExpire:
+			sv.ss.tracker.UnmarkClosing(req.session)
+		case reqConnect:
+			s.toLocker(req.l, req.gen, func() { s.lost(req.l, "request abandoned") })
+		default:
+			s.closeConn(sv, req.l.session, "request abandoned")
+		}
+	}
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// startLockers starts the lock clients.
+func (s *Sim) startLockers() {
+	for i := 0; i < s.p.Lockers; i++ {
+		l := &locker{id: i}
+		s.lockers = append(s.lockers, l)
+		s.clk.after(s.lrng.Int63n(50_000), func() { s.connect(l) })
+	}
+}
+
+// toLocker runs fn at l one network delay from now, if l's connection is
+// still gen.
+func (s *Sim) toLocker(l *locker, gen int, fn func()) {
+	s.clk.after(s.net.minUS, func() {
+		if l.gen == gen && !s.failed() {
+			fn()
+		}
+	})
+}
+
+// toServer runs fn at sv one network delay from now, if sv still runs and
+// is not paused (a stopped process answers nothing; the client times out).
+func (s *Sim) toServer(sv *server, fn func()) {
+	inc := sv.inc
+	s.clk.after(s.net.minUS, func() {
+		if sv.alive(inc) && !sv.paused && !s.failed() {
+			fn()
+		}
+	})
+}
+
+// connect starts a new session of l at a server it picks.
+func (s *Sim) connect(l *locker) {
+	if s.clk.now >= s.stopClientsAt || s.failed() {
+		return
+	}
+	l.gen++
+	gen := l.gen
+	all := s.members()
+	sv := all[s.lrng.Intn(len(all))]
+	s.nextSession++
+	l.sv, l.session, l.connected, l.holds, l.busy = sv, s.nextSession, false, false, false
+	id := l.session
+	s.toServer(sv, func() {
+		if !s.servingFor(sv) {
+			s.toLocker(l, gen, func() { s.lost(l, "server not serving") })
+			return
+		}
+		s.proposeSession(sv, &sessionReq{kind: reqConnect, l: l, gen: gen, session: id, start: s.clk.now},
+			txn.Entry{Session: id, Timeout: int32(s.p.SessionTimeoutUS / 1000), Passwd: []byte("locker"),
+				Op: txn.Op{Kind: txn.KindCreateSession}})
+	})
+	// A handshake that gets no answer in a third of the timeout fails.
+	s.clk.after(s.p.SessionTimeoutUS/3, func() {
+		if l.gen == gen && !l.connected {
+			s.lost(l, "connect timed out")
+		}
+	})
+}
+
+// connected: l's session is established.
+func (s *Sim) connected(l *locker, gen int) {
+	l.connected, l.lastHeard = true, s.clk.now
+	s.ping(l, gen)
+	s.watchHeard(l, gen)
+	s.clk.after(s.lrng.Int63n(20_000), func() { s.acquire(l, gen) })
+}
+
+// ping pings l's server every third of the session timeout.
+func (s *Sim) ping(l *locker, gen int) {
+	s.clk.after(s.p.SessionTimeoutUS/3, func() {
+		if l.gen != gen || !l.connected {
+			return
+		}
+		s.request(l, gen, func(sv *server) {
+			s.toLocker(l, gen, func() { l.lastHeard = s.clk.now })
+		})
+		s.ping(l, gen)
+	})
+}
+
+// watchHeard loses l's connection when its server has been silent for two
+// thirds of the session timeout (a ZooKeeper client's read timeout).
+func (s *Sim) watchHeard(l *locker, gen int) {
+	limit := 2 * s.p.SessionTimeoutUS / 3
+	s.clk.after(max(l.lastHeard+limit-s.clk.now, 1), func() {
+		if l.gen != gen || !l.connected {
+			return
+		}
+		if s.clk.now-l.lastHeard >= limit {
+			s.lost(l, "read timeout")
+			return
+		}
+		s.watchHeard(l, gen)
+	})
+}
+
+// request sends one of l's requests to its server, which handles it with
+// fn if it serves and l's session is connected to it, and closes the
+// connection otherwise.
+func (s *Sim) request(l *locker, gen int, fn func(sv *server)) {
+	sv, id := l.sv, l.session
+	s.toServer(sv, func() {
+		a, ok := sv.ss.attached[id]
+		if !ok || a.gen != gen {
+			s.toLocker(l, gen, func() { s.lost(l, "no such connection") })
+			return
+		}
+		if !s.servingFor(sv) {
+			s.closeConn(sv, id, "server not serving")
+			return
+		}
+		sv.ss.tracker.Touch(id, simClock{s}.Now())
+		fn(sv)
+	})
+}
+
+// acquire tries to create the lock.
+func (s *Sim) acquire(l *locker, gen int) {
+	if l.gen != gen || !l.connected || l.busy || l.holds || s.clk.now >= s.stopClientsAt || s.failed() {
+		return
+	}
+	l.busy = true
+	id := l.session
+	s.request(l, gen, func(sv *server) {
+		s.proposeSession(sv, &sessionReq{kind: reqAcquire, l: l, gen: gen, session: id, start: s.clk.now},
+			txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCreate, OpCode: zkproto.OpCreate, Path: lockPath,
+				Data: []byte{}, ACL: zkproto.OpenACLUnsafe, Flags: zkproto.ModeEphemeral}})
+	})
+}
+
+// acquired is the answer to l's create of the lock.
+func (s *Sim) acquired(l *locker, gen int, code zkproto.Code) {
+	l.busy = false
+	if code != zkproto.OK {
+		s.clk.after(20_000+s.lrng.Int63n(100_000), func() { s.acquire(l, gen) })
+		return
+	}
+	for _, o := range s.lockers {
+		if o != l && o.holds {
+			s.fail(failCorrectness, "two lock holders: locker %d's create of %s succeeded (session %d, server %d) while locker %d still holds it, connected to server %d (session %d, last heard %dus ago)",
+				l.id, lockPath, l.session, l.sv.id, o.id, o.sv.id, o.session, s.clk.now-o.lastHeard)
+			return
+		}
+	}
+	l.holds = true
+	l.acquires++
+	s.stats.lockAcquires++
+	// Held briefly, or for longer than a session lasts without its
+	// client (an idle holder, whose lock only its connection keeps).
+	hold := 20_000 + s.lrng.Int63n(300_000)
+	if s.lrng.Intn(2) == 0 {
+		hold = s.p.SessionTimeoutUS + s.lrng.Int63n(2*s.p.SessionTimeoutUS)
+	}
+	s.clk.after(hold, func() { s.release(l, gen) })
+}
+
+// release stops holding the lock and deletes it.
+func (s *Sim) release(l *locker, gen int) {
+	if l.gen != gen || !l.holds {
+		return
+	}
+	l.holds, l.busy = false, true
+	id := l.session
+	s.request(l, gen, func(sv *server) {
+		s.proposeSession(sv, &sessionReq{kind: reqRelease, l: l, gen: gen, session: id, start: s.clk.now},
+			txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindDelete, OpCode: zkproto.OpDelete, Path: lockPath, Version: -1}})
+	})
+}
+
+// released is the answer to l's delete of the lock.
+func (s *Sim) released(l *locker, gen int) {
+	l.busy = false
+	s.clk.after(s.lrng.Int63n(100_000), func() { s.acquire(l, gen) })
+}
+
+// lost: l's connection is gone; it no longer counts itself as the holder
+// and starts a new session a little later.
+func (s *Sim) lost(l *locker, why string) {
+	if l.holds {
+		s.note("locker %d: connection to server %d lost (%s) while holding the lock", l.id, l.sv.id, why)
+	}
+	l.gen++
+	l.connected, l.holds, l.busy = false, false, false
+	s.clk.after(10_000+s.lrng.Int63n(50_000), func() { s.connect(l) })
+}
+
+// sessionSnapshot resets sv's tracker to the sessions of a snapshot it
+// installed.
+func (s *Sim) sessionSnapshot(sv *server) {
+	if sv.ss != nil {
+		sv.ss.tracker.ResetFrom(sv.tree.Sessions(), simClock{s}.Now())
+	}
+}
