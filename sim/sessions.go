@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"time"
@@ -364,10 +365,7 @@ func (s *Sim) sessionAbandon(sv *server, stream uint64) {
 		}
 	}
 	slices.SortFunc(ks, func(a, b proposalID) int {
-		if a.stream != b.stream {
-			return cmpU64(a.stream, b.stream)
-		}
-		return cmpU64(a.seq, b.seq)
+		return cmp.Or(cmp.Compare(a.stream, b.stream), cmp.Compare(a.seq, b.seq))
 	})
 	for _, k := range ks {
 		req := sv.ss.pending[k]
@@ -381,16 +379,6 @@ func (s *Sim) sessionAbandon(sv *server, stream uint64) {
 			s.closeConn(sv, req.l.session, "request abandoned")
 		}
 	}
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // startLockers starts the lock clients.
