@@ -129,7 +129,7 @@ func TestSessionMovedFencesOldServer(t *testing.T) {
 func ownerOf(s *Server, id int64) gpaxos.ID {
 	s.treeMu.RLock()
 	defer s.treeMu.RUnlock()
-	return s.pipe.(*replicated).owners[id]
+	return s.pipe.(*replicated).owners.Of(id)
 }
 
 func waitOwner(t *testing.T, s *Server, id int64, want gpaxos.ID) gpaxos.ID {
@@ -140,25 +140,5 @@ func waitOwner(t *testing.T, s *Server, id int64, want gpaxos.ID) gpaxos.ID {
 			return o
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// TestOwnersRoundTrip: the owner table survives its snapshot encoding, a
-// snapshot without one reads as empty, and bad tables are refused.
-func TestOwnersRoundTrip(t *testing.T) {
-	owners := map[int64]gpaxos.ID{1 << 56: 3, 5: 1, 1<<62 + 7: 250}
-	data := appendOwners(nil, owners)
-	data = append(data, "tree"...)
-	got, rest, err := splitOwners(data)
-	if err != nil || string(rest) != "tree" || len(got) != 3 || got[5] != 1 || got[1<<56] != 3 || got[1<<62+7] != 250 {
-		t.Fatalf("got %v %q %v", got, rest, err)
-	}
-	if got, rest, err := splitOwners([]byte("tree")); err != nil || len(got) != 0 || string(rest) != "tree" {
-		t.Fatalf("no table: %v %q %v", got, rest, err)
-	}
-	for _, bad := range [][]byte{[]byte("GSO1"), []byte("GSO1\x05"), append([]byte("GSO1\x01"), 1, 2, 3)} {
-		if _, _, err := splitOwners(bad); err == nil {
-			t.Fatalf("%q accepted", bad)
-		}
 	}
 }

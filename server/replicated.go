@@ -13,6 +13,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/sessions"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 )
@@ -49,8 +50,8 @@ type replicated struct {
 	deliveries []watch.Delivery
 	snapping   atomic.Bool
 	// owners maps each session to the server its requests may come from
-	// (owners.go).
-	owners map[int64]gpaxos.ID
+	// (sessions.Owners).
+	owners *sessions.Owners
 }
 
 type pendingItem struct {
@@ -61,7 +62,7 @@ type pendingItem struct {
 
 func newReplicated(s *Server, rep *replica.Replica) *replicated {
 	return &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{}),
-		owners: map[int64]gpaxos.ID{}}
+		owners: sessions.NewOwners()}
 }
 
 func (r *replicated) start() {
@@ -203,7 +204,7 @@ func (r *replicated) apply(c *replica.Committed) {
 			return
 		}
 		e.Zxid = int64(c.Zxid)
-		if r.movedAway(e, c.Origin) {
+		if r.owners.MovedAway(e, c.Origin) {
 			r.refuseMoved(c, e)
 			return
 		}
@@ -232,7 +233,7 @@ func (r *replicated) apply(c *replica.Committed) {
 // sessions in the tree, so that whichever server leads can expire them.
 func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpaxos.ID) {
 	s := r.s
-	r.trackOwner(e, res, origin)
+	r.owners.Track(e, res, origin)
 	switch e.Op.Kind {
 	case txn.KindCreateSession:
 		if res.Err == 0 {
@@ -326,7 +327,7 @@ func (r *replicated) abandon(stream uint64) {
 
 // restore replaces the tree by a snapshot's; the tree lock is held.
 func (r *replicated) restore(sn *gpaxos.Snapshot) {
-	owners, treeData, err := splitOwners(sn.Data)
+	owners, treeData, err := sessions.SplitOwners(sn.Data)
 	if err != nil {
 		r.s.fail(fmt.Errorf("installing snapshot 0x%x: %w", uint64(sn.Index), err))
 		return
@@ -349,7 +350,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 // background, letting the replica discard its log up to here.
 func (r *replicated) snapshot() {
 	var buf bytes.Buffer
-	buf.Write(appendOwners(nil, r.owners))
+	buf.Write(r.owners.AppendTo(nil))
 	if err := r.s.tree.WriteSnapshot(&buf); err != nil {
 		r.s.log.Error("serializing snapshot", "err", err)
 		return

@@ -9,6 +9,9 @@
 //   - Guard: whether a member may serve its clients, from the proof that
 //     its own touches reach a quorum, so that a client whose session the
 //     ensemble may expire is disconnected first.
+//   - Owners: the replicated table of the server each session's requests
+//     may come from, which a reconnect moves through the log
+//     (SESSIONMOVED).
 //
 // docs/ensemble.md ("Serving only with a quorum") has the argument that
 // together they never let a client stay connected to a server while the
