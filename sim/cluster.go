@@ -13,6 +13,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/sessions"
 )
 
 // server is one simulated machine: the production replica host
@@ -64,8 +65,10 @@ type server struct {
 	// tickMissed: a tick came while the server was busy; the host sees it
 	// when the server is next idle.
 	tickMissed bool
-	// ss is the session layer of this incarnation (nil without lockers).
-	ss *sessionServer
+	// ss is the session layer of this incarnation (nil without lockers),
+	// owners the replicated table of session owners, kept with the tree.
+	ss     *sessionServer
+	owners *sessions.Owners
 }
 
 // voters is the voting configuration of servers 1..Nodes
@@ -111,6 +114,7 @@ func (s *Sim) start(sv *server) error {
 	}
 	sv.up, sv.paused, sv.busy, sv.inbox, sv.outbox, sv.stallUntil, sv.tickMissed = true, false, false, nil, nil, 0, false
 	sv.tree, sv.pending, sv.pos, sv.applied, sv.snapIdx = newTree(s.p.Clients, s.p.Keys), nil, -1, 0, 0
+	sv.owners = sessions.NewOwners()
 	node := s.nodeConfig(sv)
 	sv.disk.formatted = true
 	sv.disk.boots++
@@ -414,12 +418,17 @@ func (s *Sim) deliver(sv *server, m gpaxos.Message) {
 // their requests as the host renumbers or abandons their proposals.
 func (s *Sim) apply(sv *server, d replica.Delivery) {
 	if sn := d.Snapshot; sn != nil {
-		t, err := datatree.ReadSnapshot(bytes.NewReader(sn.Data))
+		owners, data, err := sessions.SplitOwners(sn.Data)
 		if err != nil {
 			s.fail(failCorrectness, "server %d: snapshot at %v unreadable: %v", sv.id, sn.Index, err)
 			return
 		}
-		sv.tree, sv.applied, sv.snapIdx = t, sn.Index, sn.Index
+		t, err := datatree.ReadSnapshot(bytes.NewReader(data))
+		if err != nil {
+			s.fail(failCorrectness, "server %d: snapshot at %v unreadable: %v", sv.id, sn.Index, err)
+			return
+		}
+		sv.tree, sv.owners, sv.applied, sv.snapIdx = t, owners, sn.Index, sn.Index
 		s.chk.installed(s, sv, sn.Index, t.Digest())
 		s.sessionSnapshot(sv)
 	}
@@ -478,6 +487,11 @@ func (s *Sim) maybeSnapshot(sv *server) {
 		return
 	}
 	var buf bytes.Buffer
+	if s.p.Lockers > 0 {
+		// Like a server's snapshot; runs without sessions keep the
+		// snapshot bytes (and so the timings) they always had.
+		buf.Write(sv.owners.AppendTo(nil))
+	}
 	if err := sv.tree.WriteSnapshot(&buf); err != nil {
 		s.fail(failCrash, "server %d: snapshot: %v", sv.id, err)
 		return

@@ -48,6 +48,10 @@ type Options struct {
 	// NoServingGuard lets every server serve whatever its proof of quorum
 	// contact: the guard's absence, which the lock checker must catch.
 	NoServingGuard bool
+	// NoReconnectValidation lets a server take a reconnecting session
+	// for alive on its own tree's word, without ordering its move: what
+	// the lock checker must catch too.
+	NoReconnectValidation bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -110,10 +114,12 @@ type Params struct {
 	DiskFaultProb float64
 	// Lockers are the session layer's lock clients (zero: no session
 	// layer), each with sessions of SessionTimeoutUS, drawn from a stream
-	// of their own (Options.Sessions). NoServingGuard: Options'.
-	Lockers          int
-	SessionTimeoutUS int64
-	NoServingGuard   bool
+	// of their own (Options.Sessions). NoServingGuard and
+	// NoReconnectValidation: Options'.
+	Lockers               int
+	SessionTimeoutUS      int64
+	NoServingGuard        bool
+	NoReconnectValidation bool
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -137,7 +143,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
 	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
 	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
-	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard)
+	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -216,7 +222,8 @@ func ChooseParams(o Options) Params {
 	sr := rand.New(rand.NewSource(o.Seed ^ 0x5e55))
 	lockers, timeout := 2+sr.Intn(3), 300_000+sr.Int63n(1_200_000)
 	if o.Sessions || p.Swarm && sr.Intn(2) == 0 && !slices.Contains(o.Without, "sessions") {
-		p.Lockers, p.SessionTimeoutUS, p.NoServingGuard = lockers, timeout, o.NoServingGuard
+		p.Lockers, p.SessionTimeoutUS = lockers, timeout
+		p.NoServingGuard, p.NoReconnectValidation = o.NoServingGuard, o.NoReconnectValidation
 	}
 	if len(p.DiskFaults) > 0 && !p.has("crash") {
 		p.Faults = append(p.Faults, "crash") // disk faults are found at restarts

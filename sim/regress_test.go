@@ -161,31 +161,42 @@ func TestReplay(t *testing.T) {
 	}
 }
 
-// TestServingGuardKeepsOneLockHolder runs seeds in which, without the
-// serving guard (a server answers its clients whatever its contact with a
-// quorum, as before the guard existed), a client cut off with its server
-// still holds the lock when another takes it; with the guard, each seed
-// passes. It shows the lock checker catching the bug the guard prevents.
-func TestServingGuardKeepsOneLockHolder(t *testing.T) {
+// TestSessionRulesKeepOneLockHolder runs seeds in which, without one of
+// the session layer's rules, two clients hold the lock: without the serving
+// guard (a server answers its clients whatever its contact with a quorum),
+// a client cut off with its server still holds the lock when another takes
+// it; without the reconnect's move through the log (a server accepts a
+// reconnecting session on its own tree's word), a client takes back a lock
+// its ended session no longer holds, or a write it sent through the server
+// it left deletes the lock it holds again. With the rules, each seed
+// passes. It shows the lock checker catching the bugs the rules prevent.
+func TestSessionRulesKeepOneLockHolder(t *testing.T) {
+	noGuard := func(o *Options) { o.NoServingGuard = true }
+	noMove := func(o *Options) { o.NoReconnectValidation = true }
 	for _, c := range []struct {
-		tp   topology
-		seed int64
+		tp      topology
+		seed    int64
+		without string
+		breakIt func(*Options)
 	}{
-		{topology{"classic-3", 3, 1, 2, true}, 105},
-		{topology{"classic-3", 3, 1, 2, true}, 169},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 6},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 190},
+		{topology{"classic-3", 3, 1, 2, true}, 105, "guard", noGuard},
+		{topology{"classic-3", 3, 1, 2, true}, 169, "guard", noGuard},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 6, "guard", noGuard},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 190, "guard", noGuard},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 177, "move", noMove},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 197, "move", noMove},
 	} {
-		t.Run(fmt.Sprintf("%s/%d", c.tp.name, c.seed), func(t *testing.T) {
-			o := Options{Seed: c.seed, Swarm: true, Sessions: true, NoServingGuard: true}
+		t.Run(fmt.Sprintf("%s/%d/without-%s", c.tp.name, c.seed, c.without), func(t *testing.T) {
+			o := Options{Seed: c.seed, Swarm: true, Sessions: true}
 			o.Nodes, o.Trees, o.Children, o.Classic = c.tp.nodes, c.tp.trees, c.tp.children, c.tp.classic
-			if r := Run(o, nil, false); r.OK || !strings.Contains(r.Failure, "two lock holders") {
-				t.Fatalf("without the guard: ok=%v %s", r.OK, r.Failure)
+			broken := o
+			c.breakIt(&broken)
+			if r := Run(broken, nil, false); r.OK || !strings.Contains(r.Failure, "two lock holders") {
+				t.Fatalf("without the %s: ok=%v %s", c.without, r.OK, r.Failure)
 			}
-			o.NoServingGuard = false
 			r := Run(o, nil, false)
 			if !r.OK {
-				t.Fatalf("with the guard: %s", r.Failure)
+				t.Fatalf("with every rule: %s", r.Failure)
 			}
 			if r.LockAcquires == 0 {
 				t.Fatal("the lock was never taken")

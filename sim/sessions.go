@@ -27,12 +27,15 @@ import (
 // connection for lost when its server closes it or stays silent for two
 // thirds of the timeout, as a ZooKeeper client does, and from then on
 // stops counting itself as the holder (Curator's and kazoo's lock recipes
-// do the same on SUSPENDED); it then starts a new session. The checker:
-// no client's create of the lock succeeds while another client, still
-// connected, holds it.
-//
-// A client reconnecting with its session to another server is not
-// simulated: a client whose connection is lost starts a new session.
+// do the same on SUSPENDED). It then reconnects with its session to a
+// server it picks, which orders the session's move through the log
+// (sessions.Owners: writes the client sent through the server it left are
+// refused from then on); once the move is applied the client is connected
+// again, and holds the lock again if its ephemeral znode is still there at
+// that place in the order. A server that finds the session ended says so,
+// and the client starts a new one. The checker: no client's create of the
+// lock succeeds, and no client takes it back on a reconnect, while another
+// client, still connected, holds it.
 
 // lockPath is the lock's znode.
 const lockPath = "/lock"
@@ -42,6 +45,7 @@ const lockPath = "/lock"
 const (
 	sessTxnMagic   byte = 0x5e // a txn.Entry of a session or the lock
 	sessTouchMagic byte = 0x7c // the sessions connected to the proposer
+	sessMoveMagic  byte = 0x6d // a session's move to the proposer (sessions.AppendMove)
 )
 
 // locker is a lock client.
@@ -52,10 +56,13 @@ type locker struct {
 	// gen names the current connection: events of an older one are void.
 	gen       int
 	connected bool
-	holds     bool
-	busy      bool // an operation is in flight
-	lastHeard int64
-	acquires  int
+	// established: the session was created (a lost connection is
+	// followed by a reconnect with it, not a new session).
+	established bool
+	holds       bool
+	busy        bool // an operation is in flight
+	lastHeard   int64
+	acquires    int
 }
 
 // sessionServer is the session layer of one incarnation of a server.
@@ -84,6 +91,7 @@ type reqKind int
 
 const (
 	reqConnect reqKind = iota
+	reqReconnect
 	reqAcquire
 	reqRelease
 	reqExpire
@@ -259,7 +267,7 @@ func (s *Sim) proposeSession(sv *server, req *sessionReq, e txn.Entry) {
 
 // isSessionBody reports whether b is a session-layer proposal.
 func isSessionBody(b []byte) bool {
-	return len(b) > 0 && (b[0] == sessTxnMagic || b[0] == sessTouchMagic)
+	return len(b) > 0 && (b[0] == sessTxnMagic || b[0] == sessTouchMagic || b[0] == sessMoveMagic)
 }
 
 // applySession applies a committed session-layer entry to sv and answers
@@ -282,18 +290,34 @@ func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 		}
 		return
 	}
+	if cm.Body[0] == sessMoveMagic {
+		s.applyMove(sv, cm)
+		return
+	}
 	e, err := txn.Unmarshal(cm.Body[1:])
 	if err != nil {
 		s.fail(failCrash, "server %d: undecodable session entry at %v: %v", sv.id, cm.Zxid, err)
 		return
 	}
 	e.Zxid = int64(cm.Zxid)
-	res, _ := sv.tree.Apply(e)
+	var res txn.Result
+	moved := sv.owners.MovedAway(e, cm.Origin)
+	if moved {
+		res.Err = zkproto.ErrSessionMoved
+	} else {
+		res, _ = sv.tree.Apply(e)
+		sv.owners.Track(e, res, cm.Origin)
+	}
 	s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
 	s.stats.commitAt(s, cm.Zxid)
 	ss := sv.ss
 	if ss == nil {
 		return
+	}
+	if moved && cm.Own {
+		// server/owners.go's refuseMoved: the connection is closed
+		// rather than answered.
+		s.closeConn(sv, e.Session, "session moved to another server")
 	}
 	switch e.Op.Kind {
 	case txn.KindCreateSession:
@@ -328,6 +352,16 @@ func (s *Sim) answer(sv *server, req *sessionReq, code zkproto.Code) {
 		}
 		sv.ss.attached[req.session] = attachment{l: l, gen: gen}
 		s.toLocker(l, gen, func() { s.connected(l, gen) })
+	case reqReconnect:
+		late := s.clk.now-req.start >= s.p.SessionTimeoutUS/6
+		switch {
+		case code == zkproto.ErrSessionExpired:
+			s.toLocker(l, gen, func() { s.expired(l) })
+		case code != zkproto.OK || late:
+			s.toLocker(l, gen, func() { s.lost(l, "reconnect refused") })
+		default:
+			s.reconnected(sv, l, gen, req.session)
+		}
 	case reqAcquire:
 		s.toLocker(l, gen, func() { s.acquired(l, gen, code) })
 	case reqRelease:
@@ -373,7 +407,7 @@ func (s *Sim) sessionAbandon(sv *server, stream uint64) {
 		switch req.kind {
 		case reqExpire:
 			sv.ss.tracker.UnmarkClosing(req.session)
-		case reqConnect:
+		case reqConnect, reqReconnect:
 			s.toLocker(req.l, req.gen, func() { s.lost(req.l, "request abandoned") })
 		default:
 			s.closeConn(sv, req.l.session, "request abandoned")
@@ -421,7 +455,7 @@ func (s *Sim) connect(l *locker) {
 	all := s.members()
 	sv := all[s.lrng.Intn(len(all))]
 	s.nextSession++
-	l.sv, l.session, l.connected, l.holds, l.busy = sv, s.nextSession, false, false, false
+	l.sv, l.session, l.connected, l.holds, l.busy, l.established = sv, s.nextSession, false, false, false, false
 	id := l.session
 	s.toServer(sv, func() {
 		if !s.servingFor(sv) {
@@ -442,7 +476,7 @@ func (s *Sim) connect(l *locker) {
 
 // connected: l's session is established.
 func (s *Sim) connected(l *locker, gen int) {
-	l.connected, l.lastHeard = true, s.clk.now
+	l.connected, l.established, l.lastHeard = true, true, s.clk.now
 	s.ping(l, gen)
 	s.watchHeard(l, gen)
 	s.clk.after(s.lrng.Int63n(20_000), func() { s.acquire(l, gen) })
@@ -518,16 +552,9 @@ func (s *Sim) acquired(l *locker, gen int, code zkproto.Code) {
 		s.clk.after(20_000+s.lrng.Int63n(100_000), func() { s.acquire(l, gen) })
 		return
 	}
-	for _, o := range s.lockers {
-		if o != l && o.holds {
-			s.fail(failCorrectness, "two lock holders: locker %d's create of %s succeeded (session %d, server %d) while locker %d still holds it, connected to server %d (session %d, last heard %dus ago)",
-				l.id, lockPath, l.session, l.sv.id, o.id, o.sv.id, o.session, s.clk.now-o.lastHeard)
-			return
-		}
+	if !s.take(l, "create of "+lockPath+" succeeded") {
+		return
 	}
-	l.holds = true
-	l.acquires++
-	s.stats.lockAcquires++
 	// Held briefly, or for longer than a session lasts without its
 	// client (an idle holder, whose lock only its connection keeps).
 	hold := 20_000 + s.lrng.Int63n(300_000)
@@ -535,6 +562,22 @@ func (s *Sim) acquired(l *locker, gen int, code zkproto.Code) {
 		hold = s.p.SessionTimeoutUS + s.lrng.Int63n(2*s.p.SessionTimeoutUS)
 	}
 	s.clk.after(hold, func() { s.release(l, gen) })
+}
+
+// take makes l the holder, unless another client, still connected,
+// holds the lock: two holders, which fails the run.
+func (s *Sim) take(l *locker, how string) bool {
+	for _, o := range s.lockers {
+		if o != l && o.holds {
+			s.fail(failCorrectness, "two lock holders: locker %d's %s (session %d, server %d) while locker %d still holds it, connected to server %d (session %d, last heard %dus ago)",
+				l.id, how, l.session, l.sv.id, o.id, o.sv.id, o.session, s.clk.now-o.lastHeard)
+			return false
+		}
+	}
+	l.holds = true
+	l.acquires++
+	s.stats.lockAcquires++
+	return true
 }
 
 // release stops holding the lock and deletes it.
@@ -564,7 +607,106 @@ func (s *Sim) lost(l *locker, why string) {
 	}
 	l.gen++
 	l.connected, l.holds, l.busy = false, false, false
-	s.clk.after(10_000+s.lrng.Int63n(50_000), func() { s.connect(l) })
+	s.clk.after(10_000+s.lrng.Int63n(50_000), func() {
+		if l.established {
+			s.reconnect(l)
+		} else {
+			s.connect(l)
+		}
+	})
+}
+
+// expired: a server said l's session has ended; it starts a new one.
+func (s *Sim) expired(l *locker) {
+	l.gen++
+	l.connected, l.holds, l.busy, l.established = false, false, false, false
+	s.clk.after(s.lrng.Int63n(20_000), func() { s.connect(l) })
+}
+
+// reconnect connects l with its session to a server it picks, which
+// orders the session's move to itself (server/conn.go's reconnect and
+// claimSession) and answers once it is applied.
+func (s *Sim) reconnect(l *locker) {
+	if s.clk.now >= s.stopClientsAt || s.failed() {
+		return
+	}
+	l.gen++
+	gen, id := l.gen, l.session
+	all := s.members()
+	sv := all[s.lrng.Intn(len(all))]
+	l.sv = sv
+	s.toServer(sv, func() {
+		if !s.servingFor(sv) {
+			s.toLocker(l, gen, func() { s.lost(l, "server not serving") })
+			return
+		}
+		if s.p.NoReconnectValidation {
+			// The server's own tree vouches for the session.
+			if _, ok := sv.tree.Session(id); !ok {
+				s.toLocker(l, gen, func() { s.expired(l) })
+				return
+			}
+			s.reconnected(sv, l, gen, id)
+			return
+		}
+		sv.ss.tracker.Touch(id, simClock{s}.Now())
+		s.proposeMove(sv, &sessionReq{kind: reqReconnect, l: l, gen: gen, session: id, start: s.clk.now})
+	})
+	s.clk.after(s.p.SessionTimeoutUS/3, func() {
+		if l.gen == gen && !l.connected {
+			s.lost(l, "reconnect timed out")
+		}
+	})
+}
+
+// proposeMove proposes the move of req's session to sv.
+func (s *Sim) proposeMove(sv *server, req *sessionReq) {
+	ss := sv.ss
+	b := sessions.AppendMove([]byte{sessMoveMagic}, req.session, sv.owners.Of(req.session))
+	sv.host.Propose(b, func(stream, seq uint64) { ss.pending[proposalID{stream, seq}] = req })
+	s.kick(sv)
+}
+
+// applyMove applies a committed move (server/owners.go's applyMove) and
+// answers the reconnect sv filed for it.
+func (s *Sim) applyMove(sv *server, cm *replica.Committed) {
+	id, from, ok := sessions.ParseMove(cm.Body[1:])
+	if !ok {
+		s.fail(failCrash, "server %d: undecodable move at %v", sv.id, cm.Zxid)
+		return
+	}
+	_, exists := sv.tree.Session(id)
+	code := sv.owners.Move(id, from, cm.Origin, exists)
+	s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+	if sv.ss == nil {
+		return
+	}
+	if code == zkproto.OK {
+		sv.ss.tracker.Touch(id, simClock{s}.Now())
+	}
+	if !cm.Own {
+		return
+	}
+	k := proposalID{cm.Stream, cm.Seq}
+	if req := sv.ss.pending[k]; req != nil {
+		delete(sv.ss.pending, k)
+		s.answer(sv, req, code)
+	}
+}
+
+// reconnected attaches l's session to sv and tells l, with whether its
+// ephemeral lock is still there in sv's tree (what a sync and an exists
+// would tell a client after the reconnect): then it holds the lock again.
+func (s *Sim) reconnected(sv *server, l *locker, gen int, id int64) {
+	sv.ss.attached[id] = attachment{l: l, gen: gen}
+	st, ok := sv.tree.Stat(lockPath)
+	mine := ok && st.EphemeralOwner == id
+	s.toLocker(l, gen, func() {
+		s.connected(l, gen)
+		if mine && s.take(l, "reconnect found its lock") {
+			s.clk.after(20_000+s.lrng.Int63n(s.p.SessionTimeoutUS), func() { s.release(l, gen) })
+		}
+	})
 }
 
 // sessionSnapshot resets sv's tracker to the sessions of a snapshot it
