@@ -290,7 +290,7 @@ func (c *Cluster) Restart(id members.ID) error {
 	if err != nil {
 		return err
 	}
-	if alive(s.PID) {
+	if !exited(s.PID) {
 		syscall.Kill(s.PID, syscall.SIGKILL)
 		waitDead(s.PID, 5*time.Second)
 	}
@@ -351,15 +351,32 @@ func alive(pid int) bool {
 	return true
 }
 
+// exited reports whether process pid has exited and released what it
+// held. A killed process's main thread can be a zombie while its other
+// threads are still exiting, and its file descriptors (its listening
+// sockets among them) close only when the last thread is gone: a server
+// restarted before then cannot bind its ports.
+func exited(pid int) bool {
+	if alive(pid) {
+		return false
+	}
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err != nil || len(tasks) <= 1
+}
+
+// waitDead waits up to d for process pid to have exited (exited).
 func waitDead(pid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
-		if !alive(pid) {
+		if exited(pid) {
 			return true
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return !alive(pid)
+	return exited(pid)
 }
 
 // Status is one row of `giraffe cluster status`.
