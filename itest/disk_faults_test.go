@@ -2,6 +2,7 @@ package itest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -159,5 +160,84 @@ func waitRegistered(t *testing.T, c *launcher.Cluster, timeout time.Duration) {
 			t.Fatalf("servers not registered: %+v", c.Status())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestGroupThatLostItsStateRecovers: in forest-9-3-3, the three servers of
+// one group (not the leader's) are killed and restarted with their hard
+// state deleted. Each sets its state aside and starts empty, recovering:
+// none votes, so the group cannot elect a coordinator until the others
+// (two groups of three, a quorum) register the new incarnations, and each
+// must first learn of a leader to ask. The leader finds the group again by
+// probing it; every server ends registered, serving, with the write made
+// before, and the group's servers take writes again.
+func TestGroupThatLostItsStateRecovers(t *testing.T) {
+	c := StartEnsemble(t, Forest9x33)
+	l, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRegistered(t, c, 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := client.Connect(ctx, []string{serverAddr(t, c, l)}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cl.Create(ctx, "/before", []byte("acknowledged"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	leaderGroup := -1
+	groups := map[int][]launcher.Server{}
+	for _, st := range c.Status() {
+		if st.ID == l {
+			leaderGroup = st.Color
+		}
+		for _, s := range c.Servers {
+			if s.ID == st.ID {
+				groups[st.Color] = append(groups[st.Color], s)
+			}
+		}
+	}
+	var lost []launcher.Server
+	for g, ss := range groups {
+		if g != leaderGroup && g >= 0 && len(ss) == 3 {
+			lost = ss
+			break
+		}
+	}
+	if lost == nil {
+		t.Fatalf("no group of three without the leader: %+v", c.Status())
+	}
+	for _, s := range lost {
+		if err := c.Kill(s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range lost {
+		if err := os.Remove(filepath.Join(s.Dir, "data", "replica", "hardstate")); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Restart(s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitRegistered(t, c, time.Minute)
+	for _, s := range c.Servers {
+		rd, err := client.Connect(ctx, []string{s.ClientAddr}, client.WithSessionTimeout(20*time.Second))
+		if err != nil {
+			t.Fatalf("server %d: %v", s.ID, err)
+		}
+		if _, err := rd.Sync(ctx, "/"); err != nil {
+			t.Fatalf("server %d: sync: %v", s.ID, err)
+		}
+		if data, _, err := rd.Get(ctx, "/before"); err != nil || string(data) != "acknowledged" {
+			t.Fatalf("server %d: /before = %q, %v", s.ID, data, err)
+		}
+		if _, _, err := rd.Create(ctx, fmt.Sprintf("/after-%d", s.ID), nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+			t.Fatalf("server %d: write after the group's recovery: %v", s.ID, err)
+		}
+		rd.Close()
 	}
 }
