@@ -94,6 +94,8 @@ var regressions = []struct {
 		"liveness: as seed 800330, at 9-3-3", 0, seedChanges, asDrawn},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 820059, true,
 		"liveness: a coordinator that lost its state answered the leader's appends with no coordinator and its new group epoch, 0; the leader took the answer for a stale one and kept writing to it, so it never probed the group, whose other members, recovering too, never learned a leader to register with", 0, seedChanges, asDrawn},
+	{topology{"forest-27-3-3", 27, 3, 3, false}, 840062, true,
+		"liveness: group members whose configurations differed (some had applied the removal of the coordinator, others not) computed trees rotated from different places, the removed coordinator missing from some lists; a group append went round a cycle of forwards for ever, each copy making the members hear the removed coordinator, so none ever asked the leader; trees now follow one order of server ids", 0, seedChanges, asDrawnWithSessions},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -1,6 +1,9 @@
 package gpaxos
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Topology is the dissemination topology of one group: given the group's
 // members in configuration order, its coordinator (the root) and the members
@@ -52,21 +55,31 @@ func (StarTopology) Children(members []ID, root ID, down []ID, id ID) []ID {
 }
 
 // treeOrder lists root first, then every member not in down, in cyclic
-// configuration order starting after root, then the members in down. Down
+// order of server id starting after root, then the members in down. Down
 // members still receive (as leaves at the end, so they forward to no one):
 // a member wrongly suspected, or back from a crash, hears from its
 // coordinator again and answers, which takes it off the list.
+//
+// The order depends on the ids only, not on where the member list puts
+// them or whether it holds root: members whose configurations differ (one
+// has applied a change the other has not, or removed the coordinator)
+// compute different trees, and each forwards only to members after it in
+// the one order they share, so a message never travels in a cycle.
 func treeOrder(members []ID, root ID, down []ID) []ID {
+	rest := make([]ID, 0, len(members))
+	for _, id := range members {
+		if id != root {
+			rest = append(rest, id)
+		}
+	}
+	// Cyclic distance after root, as unsigned arithmetic wraps.
+	slices.SortFunc(rest, func(a, b ID) int { return cmp.Compare(uint64(a)-uint64(root), uint64(b)-uint64(root)) })
 	order := []ID{root}
 	var tail []ID
-	start := slices.Index(members, root)
-	for k := 1; k <= len(members); k++ {
-		id := members[(start+k+len(members))%len(members)]
-		switch {
-		case id == root:
-		case slices.Contains(down, id):
+	for _, id := range rest {
+		if slices.Contains(down, id) {
 			tail = append(tail, id)
-		default:
+		} else {
 			order = append(order, id)
 		}
 	}
