@@ -538,10 +538,14 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		// Joined once the change has committed (the record is no longer
-		// pending) and the server follows a leader.
+		// pending), the server follows a leader and has applied the
+		// change itself (its committed configuration lists it), so that
+		// whoever asks it next sees the ensemble it joined.
 		if r, ok, _ := adminapi.LoadJoinRecord(filepath.Join(s.Dir, "data")); ok && !r.Pending {
 			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil && kv["Giraffe leader"] != "" && kv["Giraffe leader"] != "0" {
-				return &c.Servers[len(c.Servers)-1], nil
+				if m, err := c.Membership(id); err == nil && slices.ContainsFunc(m.Groups, func(g []members.ID) bool { return slices.Contains(g, id) }) {
+					return &c.Servers[len(c.Servers)-1], nil
+				}
 			}
 		}
 		if !alive(s.PID) {
