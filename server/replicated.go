@@ -16,6 +16,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/sessions"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // What a proposal's body carries in an ensemble (first byte).
@@ -23,6 +24,9 @@ const (
 	bodyTxn   byte = 1 // a txn.Entry; its zxid is the log position
 	bodyTouch byte = 2 // session ids with a live connection at the origin
 	bodySync  byte = 3 // a client's sync: a place in the order, no change
+	// bodyExpiry is a leader's expiry of a session: the epoch it was
+	// decided in (sessions.AppendExpiry), then a txn.Entry.
+	bodyExpiry byte = 5
 )
 
 // replicated is the orderer of an ensemble member: writes are proposed to
@@ -120,6 +124,9 @@ func (r *replicated) proposeLoop() {
 			buf = append(buf[:0], bodySync)
 		case pr.move != 0:
 			buf = append(buf[:0], moveBody(pr.move, pr.moveFrom)...)
+		case pr.expiredIn != 0:
+			pr.entry.Time = time.Now().UnixMilli()
+			buf = pr.entry.Marshal(sessions.AppendExpiry(append(buf[:0], bodyExpiry), pr.expiredIn))
 		default:
 			pr.entry.Time = time.Now().UnixMilli()
 			buf = pr.entry.Marshal(append(buf[:0], bodyTxn))
@@ -195,9 +202,20 @@ func (r *replicated) apply(c *replica.Committed) {
 	if c.Noop || len(c.Body) == 0 {
 		return
 	}
+	body := c.Body[1:]
+	if c.Body[0] == bodyExpiry {
+		decidedIn, rest, ok := sessions.ParseExpiry(body)
+		if !ok || !sessions.ExpiryCounts(decidedIn, uint64(c.Zxid.Epoch())) {
+			// Decided by a leader of another epoch: every replica ignores
+			// it alike; the proposer may decide again.
+			r.complete(c, txn.Result{Err: zkproto.ErrSessionExpired}, nil)
+			return
+		}
+		body = rest
+	}
 	switch c.Body[0] {
-	case bodyTxn:
-		e, err := txn.Unmarshal(c.Body[1:])
+	case bodyTxn, bodyExpiry:
+		e, err := txn.Unmarshal(body)
 		if err != nil {
 			// Every replica refuses it alike, so they stay in step.
 			s.log.Error("undecodable committed entry", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "err", err)

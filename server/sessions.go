@@ -45,8 +45,10 @@ func (s *Server) expiryLoop() {
 			// The time now, not the tick's: a restart must not date from
 			// before the moment this server began to lead.
 			now := time.Now()
+			var epoch uint64 // the epoch the expiries below are decided in
 			if rp, ok := s.pipe.(*replicated); ok {
 				st := rp.rep.Status()
+				epoch = uint64(st.Epoch)
 				s.treeMu.RLock()
 				applied := s.pipe.lastZxid()
 				s.treeMu.RUnlock()
@@ -58,26 +60,29 @@ func (s *Server) expiryLoop() {
 			for _, id := range s.sessions.Expired(now) {
 				s.log.Info("session expired", "session", sessionHex(id))
 				s.metrics.sessionsExpired.Inc()
-				s.closeSession(id, nil)
+				s.expireSession(id, epoch)
 			}
 		}
 	}
 }
 
-// closeSession submits the entry that ends session id (expiry when then is
-// nil; a client's closeSession otherwise, with then queueing its reply).
-func (s *Server) closeSession(id int64, then func(res txn.Result, e *txn.Entry)) bool {
+// expireSession submits the entry that ends session id, expired by this
+// server as the leader of epoch (0 standalone). The entry takes effect
+// only if it commits in that epoch; otherwise, as when the proposal is
+// abandoned, the session may be expired again.
+func (s *Server) expireSession(id int64, epoch uint64) bool {
 	e := &txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCloseSession}}
-	return s.pipe.submit(&proposal{entry: e, abandoned: func() { s.sessions.UnmarkClosing(id) }, applied: func(res txn.Result, e *txn.Entry) {
-		s.sessions.Remove(id)
-		if then != nil {
-			then(res, e)
-			return
-		}
-		if c := s.connOfSession(id); c != nil {
-			c.close("session expired")
-		}
-	}})
+	return s.pipe.submit(&proposal{entry: e, expiredIn: epoch, abandoned: func() { s.sessions.UnmarkClosing(id) },
+		applied: func(res txn.Result, e *txn.Entry) {
+			if e == nil {
+				s.sessions.UnmarkClosing(id) // decided in another epoch than it committed in
+				return
+			}
+			s.sessions.Remove(id)
+			if c := s.connOfSession(id); c != nil {
+				c.close("session expired")
+			}
+		}})
 }
 
 // maintenanceLoop reaps empty containers and expired TTL nodes (through the

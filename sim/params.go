@@ -52,6 +52,10 @@ type Options struct {
 	// for alive on its own tree's word, without ordering its move: what
 	// the lock checker must catch too.
 	NoReconnectValidation bool
+	// ExpiryInAnyEpoch lets an expiry take effect whatever epoch it
+	// commits in (a deposed leader's expiry, handed on to the next
+	// leader): what the lock checker must catch as well.
+	ExpiryInAnyEpoch bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -114,12 +118,13 @@ type Params struct {
 	DiskFaultProb float64
 	// Lockers are the session layer's lock clients (zero: no session
 	// layer), each with sessions of SessionTimeoutUS, drawn from a stream
-	// of their own (Options.Sessions). NoServingGuard and
-	// NoReconnectValidation: Options'.
+	// of their own (Options.Sessions). NoServingGuard,
+	// NoReconnectValidation and ExpiryInAnyEpoch: Options'.
 	Lockers               int
 	SessionTimeoutUS      int64
 	NoServingGuard        bool
 	NoReconnectValidation bool
+	ExpiryInAnyEpoch      bool
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -143,7 +148,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
 	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
 	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
-	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation)
+	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v expiry_in_any_epoch=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -223,7 +228,7 @@ func ChooseParams(o Options) Params {
 	lockers, timeout := 2+sr.Intn(3), 300_000+sr.Int63n(1_200_000)
 	if o.Sessions || p.Swarm && sr.Intn(2) == 0 && !slices.Contains(o.Without, "sessions") {
 		p.Lockers, p.SessionTimeoutUS = lockers, timeout
-		p.NoServingGuard, p.NoReconnectValidation = o.NoServingGuard, o.NoReconnectValidation
+		p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch = o.NoServingGuard, o.NoReconnectValidation, o.ExpiryInAnyEpoch
 	}
 	if len(p.DiskFaults) > 0 && !p.has("crash") {
 		p.Faults = append(p.Faults, "crash") // disk faults are found at restarts

@@ -43,9 +43,10 @@ const lockPath = "/lock"
 // Proposal bodies of the session layer (first byte), apart from the
 // register workload's (regMagic) and the probes (probeMagic).
 const (
-	sessTxnMagic   byte = 0x5e // a txn.Entry of a session or the lock
-	sessTouchMagic byte = 0x7c // the sessions connected to the proposer
-	sessMoveMagic  byte = 0x6d // a session's move to the proposer (sessions.AppendMove)
+	sessTxnMagic    byte = 0x5e // a txn.Entry of a session or the lock
+	sessTouchMagic  byte = 0x7c // the sessions connected to the proposer
+	sessMoveMagic   byte = 0x6d // a session's move to the proposer (sessions.AppendMove)
+	sessExpiryMagic byte = 0x6e // a leader's expiry: the epoch it was decided in, then a txn.Entry
 )
 
 // locker is a lock client.
@@ -246,8 +247,10 @@ func (s *Sim) expiryLoop(sv *server, inc int) {
 				Epoch: uint64(st.HardState.Current), Commit: uint64(st.HardState.Commit), Applied: uint64(sv.applied)}) {
 				for _, id := range sv.ss.tracker.Expired(now) {
 					s.stats.sessionsExpired++
-					s.proposeSession(sv, &sessionReq{kind: reqExpire, session: id, start: s.clk.now},
-						txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCloseSession}})
+					s.note("server %d: session %d expired", sv.id, id)
+					e := txn.Entry{Session: id, Time: s.clk.now / 1000, Op: txn.Op{Kind: txn.KindCloseSession}}
+					s.proposeBody(sv, &sessionReq{kind: reqExpire, session: id, start: s.clk.now},
+						e.Marshal(sessions.AppendExpiry([]byte{sessExpiryMagic}, uint64(st.HardState.Current))))
 				}
 			}
 		}
@@ -257,17 +260,20 @@ func (s *Sim) expiryLoop(sv *server, inc int) {
 
 // proposeSession proposes e for req and files req under the proposal.
 func (s *Sim) proposeSession(sv *server, req *sessionReq, e txn.Entry) {
-	ss := sv.ss
 	e.Time = s.clk.now / 1000
-	sv.host.Propose(e.Marshal([]byte{sessTxnMagic}), func(stream, seq uint64) {
-		ss.pending[proposalID{stream, seq}] = req
-	})
+	s.proposeBody(sv, req, e.Marshal([]byte{sessTxnMagic}))
+}
+
+// proposeBody proposes body for req and files req under the proposal.
+func (s *Sim) proposeBody(sv *server, req *sessionReq, body []byte) {
+	ss := sv.ss
+	sv.host.Propose(body, func(stream, seq uint64) { ss.pending[proposalID{stream, seq}] = req })
 	s.kick(sv)
 }
 
 // isSessionBody reports whether b is a session-layer proposal.
 func isSessionBody(b []byte) bool {
-	return len(b) > 0 && (b[0] == sessTxnMagic || b[0] == sessTouchMagic || b[0] == sessMoveMagic)
+	return len(b) > 0 && (b[0] == sessTxnMagic || b[0] == sessTouchMagic || b[0] == sessMoveMagic || b[0] == sessExpiryMagic)
 }
 
 // applySession applies a committed session-layer entry to sv and answers
@@ -294,7 +300,25 @@ func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 		s.applyMove(sv, cm)
 		return
 	}
-	e, err := txn.Unmarshal(cm.Body[1:])
+	body := cm.Body[1:]
+	if cm.Body[0] == sessExpiryMagic {
+		decidedIn, rest, ok := sessions.ParseExpiry(body)
+		if !ok || !s.p.ExpiryInAnyEpoch && !sessions.ExpiryCounts(decidedIn, uint64(cm.Zxid.Epoch())) {
+			// server/replicated.go: decided by a leader of another epoch,
+			// ignored by every replica alike.
+			s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+			if sv.ss != nil && cm.Own {
+				k := proposalID{cm.Stream, cm.Seq}
+				if req := sv.ss.pending[k]; req != nil {
+					delete(sv.ss.pending, k)
+					sv.ss.tracker.UnmarkClosing(req.session)
+				}
+			}
+			return
+		}
+		body = rest
+	}
+	e, err := txn.Unmarshal(body)
 	if err != nil {
 		s.fail(failCrash, "server %d: undecodable session entry at %v: %v", sv.id, cm.Zxid, err)
 		return
@@ -477,6 +501,7 @@ func (s *Sim) connect(l *locker) {
 // connected: l's session is established.
 func (s *Sim) connected(l *locker, gen int) {
 	l.connected, l.established, l.lastHeard = true, true, s.clk.now
+	s.note("locker %d: connected to server %d (session %d)", l.id, l.sv.id, l.session)
 	s.ping(l, gen)
 	s.watchHeard(l, gen)
 	s.clk.after(s.lrng.Int63n(20_000), func() { s.acquire(l, gen) })
@@ -577,6 +602,7 @@ func (s *Sim) take(l *locker, how string) bool {
 	l.holds = true
 	l.acquires++
 	s.stats.lockAcquires++
+	s.note("locker %d: holds the lock (%s; session %d, server %d)", l.id, how, l.session, l.sv.id)
 	return true
 }
 
@@ -587,6 +613,7 @@ func (s *Sim) release(l *locker, gen int) {
 	}
 	l.holds, l.busy = false, true
 	id := l.session
+	s.note("locker %d: releases the lock (session %d)", l.id, id)
 	s.request(l, gen, func(sv *server) {
 		s.proposeSession(sv, &sessionReq{kind: reqRelease, l: l, gen: gen, session: id, start: s.clk.now},
 			txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindDelete, OpCode: zkproto.OpDelete, Path: lockPath, Version: -1}})
@@ -602,9 +629,7 @@ func (s *Sim) released(l *locker, gen int) {
 // lost: l's connection is gone; it no longer counts itself as the holder
 // and starts a new session a little later.
 func (s *Sim) lost(l *locker, why string) {
-	if l.holds {
-		s.note("locker %d: connection to server %d lost (%s) while holding the lock", l.id, l.sv.id, why)
-	}
+	s.note("locker %d: connection to server %d lost (%s; holding: %v)", l.id, l.sv.id, why, l.holds)
 	l.gen++
 	l.connected, l.holds, l.busy = false, false, false
 	s.clk.after(10_000+s.lrng.Int63n(50_000), func() {

@@ -102,6 +102,7 @@ stop applying new commits, and for how long.
 	f.BoolVar(&o.Sessions, "sessions", false, "add the session layer to every run: lock clients whose sessions the leader expires, servers that serve only with proof of quorum contact, and a checker that no two connected clients hold the lock (in swarm mode the seed draws it one run in two)")
 	f.BoolVar(&o.NoServingGuard, "no-serving-guard", false, "with the session layer, let servers serve without proof of quorum contact (shows what the lock checker catches)")
 	f.BoolVar(&o.NoReconnectValidation, "no-reconnect-validation", false, "with the session layer, let a server accept a reconnecting session on its own tree's word, without ordering its move (shows what the lock checker catches)")
+	f.BoolVar(&o.ExpiryInAnyEpoch, "expiry-in-any-epoch", false, "with the session layer, let a leader's expiry take effect whatever epoch it commits in (shows what the lock checker catches)")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
 	f.StringVar(&history, "history", "", "write the client history as JSON lines to this file")
