@@ -88,8 +88,9 @@ func (n *Node) preCampaignGC() {
 
 // handleGroupPreElect says whether this member would promise m.GroupEpoch
 // to its sender: the sender is a member of its group, this member's votes
-// count, the epoch is newer than its promise, and the member no longer hears its coordinator (or has
-// none, or the sender is that coordinator, reclaiming its role).
+// count, the epoch is newer than its promise, and the member no longer
+// hears its coordinator (or has none, or the sender is that coordinator,
+// reclaiming its role).
 func (n *Node) handleGroupPreElect(m Message) {
 	if m.Group != n.group {
 		return
@@ -157,10 +158,6 @@ func (n *Node) handleGroupElect(m Message) {
 	if m.Group != n.group {
 		return
 	}
-	// A server the configuration does not put in this group (one removed
-	// that missed its removal) is refused: it would take the role from a
-	// coordinator of the configuration in force.
-	member := slices.Contains(n.members(), m.From)
 	if !n.mayVote() {
 		// It may have forgotten a promise of this group epoch to another
 		// candidate (lost durable state), and a candidate whose
@@ -168,6 +165,10 @@ func (n *Node) handleGroupElect(m Message) {
 		// vote: it counts as down until it is registered.
 		return
 	}
+	// A server the configuration does not put in this group (one removed
+	// that missed its removal) is refused: it would take the role from a
+	// coordinator of the configuration in force.
+	member := slices.Contains(n.members(), m.From)
 	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
 		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
 		n.followCoordinator(m.GroupEpoch, m.From)

@@ -360,9 +360,7 @@ func exited(pid int) bool {
 	if alive(pid) {
 		return false
 	}
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return true
-	}
+	// Gone (no /proc entry), or a zombie with no thread but its main one.
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	return err != nil || len(tasks) <= 1
 }
