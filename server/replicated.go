@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -202,41 +201,20 @@ func (r *replicated) apply(c *replica.Committed) {
 	if c.Noop || len(c.Body) == 0 {
 		return
 	}
-	body := c.Body[1:]
-	if c.Body[0] == bodyExpiry {
-		decidedIn, rest, ok := sessions.ParseExpiry(body)
+	switch c.Body[0] {
+	case bodyTxn:
+		r.applyTxn(c, c.Body[1:])
+	case bodyExpiry:
+		decidedIn, entry, ok := sessions.ParseExpiry(c.Body[1:])
 		if !ok || !sessions.ExpiryCounts(decidedIn, uint64(c.Zxid.Epoch())) {
 			// Decided by a leader of another epoch: every replica ignores
 			// it alike; the proposer may decide again.
 			r.complete(c, txn.Result{Err: zkproto.ErrSessionExpired}, nil)
 			return
 		}
-		body = rest
-	}
-	switch c.Body[0] {
-	case bodyTxn, bodyExpiry:
-		e, err := txn.Unmarshal(body)
-		if err != nil {
-			// Every replica refuses it alike, so they stay in step.
-			s.log.Error("undecodable committed entry", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "err", err)
-			return
-		}
-		e.Zxid = int64(c.Zxid)
-		if r.owners.MovedAway(e, c.Origin) {
-			r.refuseMoved(c, e)
-			return
-		}
-		var res txn.Result
-		trig := s.applyEntry(e, &res)
-		r.deliveries = s.triggerWatches(trig, r.deliveries[:0])
-		r.sinceSnap++
-		r.sessionBookkeeping(e, res, c.Origin)
-		r.complete(c, res, e)
+		r.applyTxn(c, entry)
 	case bodyTouch:
-		now := time.Now()
-		for b := c.Body[1:]; len(b) >= 8; b = b[8:] {
-			s.sessions.Touch(int64(binary.BigEndian.Uint64(b)), now)
-		}
+		s.sessions.TouchListed(c.Body[1:], time.Now())
 		if c.Own {
 			s.ownTouchCommitted(c.Stream, c.Seq)
 		}
@@ -245,6 +223,29 @@ func (r *replicated) apply(c *replica.Committed) {
 	case bodyMove:
 		r.applyMove(c)
 	}
+}
+
+// applyTxn applies a committed txn.Entry, encoded in b; the tree lock is
+// held.
+func (r *replicated) applyTxn(c *replica.Committed, b []byte) {
+	s := r.s
+	e, err := txn.Unmarshal(b)
+	if err != nil {
+		// Every replica refuses it alike, so they stay in step.
+		s.log.Error("undecodable committed entry", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "err", err)
+		return
+	}
+	e.Zxid = int64(c.Zxid)
+	if r.owners.MovedAway(e, c.Origin) {
+		r.refuseMoved(c, e)
+		return
+	}
+	var res txn.Result
+	trig := s.applyEntry(e, &res)
+	r.deliveries = s.triggerWatches(trig, r.deliveries[:0])
+	r.sinceSnap++
+	r.sessionBookkeeping(e, res, c.Origin)
+	r.complete(c, res, e)
 }
 
 // sessionBookkeeping keeps every replica's session tracker in step with the
@@ -389,12 +390,7 @@ func (r *replicated) snapshot() {
 // touchBody encodes the sessions with a live connection here (none: the
 // touch still proves this server's contact with a quorum, serving.go).
 func touchBody(ids []int64) []byte {
-	b := make([]byte, 1, 1+8*len(ids))
-	b[0] = bodyTouch
-	for _, id := range ids {
-		b = binary.BigEndian.AppendUint64(b, uint64(id))
-	}
-	return b
+	return sessions.AppendTouch(append(make([]byte, 0, 1+8*len(ids)), bodyTouch), ids)
 }
 
 // applyConf applies a committed configuration change: every replica writes

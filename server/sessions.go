@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/members"
@@ -18,12 +17,8 @@ import (
 // The serving bound still holds (docs/ensemble.md): the leader hears a
 // touch after its origin proposed it, so its deadline only moves later.
 func (s *Server) leaderReceived(_ members.ID, body []byte) {
-	if len(body) == 0 || body[0] != bodyTouch {
-		return
-	}
-	now := time.Now()
-	for b := body[1:]; len(b) >= 8; b = b[8:] {
-		s.sessions.Touch(int64(binary.BigEndian.Uint64(b)), now)
+	if len(body) > 0 && body[0] == bodyTouch {
+		s.sessions.TouchListed(body[1:], time.Now())
 	}
 }
 

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"encoding/binary"
 	"slices"
 	"time"
 
@@ -63,7 +62,6 @@ type locker struct {
 	holds       bool
 	busy        bool // an operation is in flight
 	lastHeard   int64
-	acquires    int
 }
 
 // sessionServer is the session layer of one incarnation of a server.
@@ -122,7 +120,7 @@ func (s *Sim) newSessionServer(sv *server) *sessionServer {
 	return ss
 }
 
-// alive reports whether sv still runs the incarnation inc, unpaused.
+// alive reports whether sv still runs the incarnation inc (paused or not).
 func (sv *server) alive(inc int) bool { return sv.up && sv.inc == inc && sv.ss != nil }
 
 // since is sv's monotonic clock, the guard's.
@@ -171,34 +169,20 @@ func (s *Sim) proposeTouch(sv *server) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	b := []byte{sessTouchMagic}
-	for _, id := range ids {
-		b = binary.BigEndian.AppendUint64(b, uint64(id))
-	}
+	b := sessions.AppendTouch([]byte{sessTouchMagic}, ids)
 	at := s.since(sv)
 	sv.host.Propose(b, func(stream, seq uint64) { ss.guard.Proposed(stream, seq, at) })
 	s.kick(sv)
 }
 
-// touchedIDs decodes a touch body; ok is false for anything else.
-func touchedIDs(b []byte) (ids []int64, ok bool) {
-	if len(b) == 0 || b[0] != sessTouchMagic {
-		return nil, false
-	}
-	for b = b[1:]; len(b) >= 8; b = b[8:] {
-		ids = append(ids, int64(binary.BigEndian.Uint64(b)))
-	}
-	return ids, true
-}
+// isTouch reports whether b is a touch.
+func isTouch(b []byte) bool { return len(b) > 0 && b[0] == sessTouchMagic }
 
 // leaderReceived is sv's replica.HostConfig.OnLeaderReceived: a touch
 // counts at the leader when it arrives.
 func (s *Sim) leaderReceived(sv *server, body []byte) {
-	if ids, ok := touchedIDs(body); ok && sv.ss != nil {
-		now := simClock{s}.Now()
-		for _, id := range ids {
-			sv.ss.tracker.Touch(id, now)
-		}
+	if isTouch(body) && sv.ss != nil {
+		sv.ss.tracker.TouchListed(body[1:], simClock{s}.Now())
 	}
 }
 
@@ -280,14 +264,12 @@ func isSessionBody(b []byte) bool {
 // the request sv filed for it.
 func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 	now := simClock{s}.Now()
-	if ids, ok := touchedIDs(cm.Body); ok {
+	if isTouch(cm.Body) {
 		s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
 		if sv.ss == nil {
 			return
 		}
-		for _, id := range ids {
-			sv.ss.tracker.Touch(id, now)
-		}
+		sv.ss.tracker.TouchListed(cm.Body[1:], now)
 		if cm.Own {
 			sv.ss.guard.Committed(cm.Stream, cm.Seq)
 			if !sv.ss.serving {
@@ -307,12 +289,8 @@ func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 			// server/replicated.go: decided by a leader of another epoch,
 			// ignored by every replica alike.
 			s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
-			if sv.ss != nil && cm.Own {
-				k := proposalID{cm.Stream, cm.Seq}
-				if req := sv.ss.pending[k]; req != nil {
-					delete(sv.ss.pending, k)
-					sv.ss.tracker.UnmarkClosing(req.session)
-				}
+			if req := sv.takePending(cm); req != nil {
+				sv.ss.tracker.UnmarkClosing(req.session)
 			}
 			return
 		}
@@ -352,16 +330,21 @@ func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 		ss.tracker.Remove(e.Session)
 		s.closeConn(sv, e.Session, "session closed by the ensemble")
 	}
-	if !cm.Own {
-		return
+	if req := sv.takePending(cm); req != nil {
+		s.answer(sv, req, res.Err)
+	}
+}
+
+// takePending returns, and forgets, the session request sv filed for its
+// own committed entry cm (nil when there is none).
+func (sv *server) takePending(cm *replica.Committed) *sessionReq {
+	if !cm.Own || sv.ss == nil {
+		return nil
 	}
 	k := proposalID{cm.Stream, cm.Seq}
-	req := ss.pending[k]
-	if req == nil {
-		return
-	}
-	delete(ss.pending, k)
-	s.answer(sv, req, res.Err)
+	req := sv.ss.pending[k]
+	delete(sv.ss.pending, k)
+	return req
 }
 
 // answer completes req, whose entry committed with code at sv.
@@ -369,19 +352,17 @@ func (s *Sim) answer(sv *server, req *sessionReq, code zkproto.Code) {
 	l, gen := req.l, req.gen
 	switch req.kind {
 	case reqConnect:
-		late := s.clk.now-req.start >= s.p.SessionTimeoutUS/6 // server.lateHandshake
-		if code != zkproto.OK || late {
+		if code != zkproto.OK || s.late(req) {
 			s.toLocker(l, gen, func() { s.lost(l, "handshake refused") })
 			return
 		}
 		sv.ss.attached[req.session] = attachment{l: l, gen: gen}
 		s.toLocker(l, gen, func() { s.connected(l, gen) })
 	case reqReconnect:
-		late := s.clk.now-req.start >= s.p.SessionTimeoutUS/6
 		switch {
 		case code == zkproto.ErrSessionExpired:
 			s.toLocker(l, gen, func() { s.expired(l) })
-		case code != zkproto.OK || late:
+		case code != zkproto.OK || s.late(req):
 			s.toLocker(l, gen, func() { s.lost(l, "reconnect refused") })
 		default:
 			s.reconnected(sv, l, gen, req.session)
@@ -392,6 +373,10 @@ func (s *Sim) answer(sv *server, req *sessionReq, code zkproto.Code) {
 		s.toLocker(l, gen, func() { s.released(l, gen) })
 	}
 }
+
+// late is server.lateHandshake: a handshake whose entry committed a sixth
+// of the session timeout or more after it was submitted is refused.
+func (s *Sim) late(req *sessionReq) bool { return s.clk.now-req.start >= s.p.SessionTimeoutUS/6 }
 
 // sessionResent files sv's session requests whose proposals moved to a new
 // stream under their new numbers.
@@ -600,7 +585,6 @@ func (s *Sim) take(l *locker, how string) bool {
 		}
 	}
 	l.holds = true
-	l.acquires++
 	s.stats.lockAcquires++
 	s.note("locker %d: holds the lock (%s; session %d, server %d)", l.id, how, l.session, l.sv.id)
 	return true
@@ -686,10 +670,7 @@ func (s *Sim) reconnect(l *locker) {
 
 // proposeMove proposes the move of req's session to sv.
 func (s *Sim) proposeMove(sv *server, req *sessionReq) {
-	ss := sv.ss
-	b := sessions.AppendMove([]byte{sessMoveMagic}, req.session, sv.owners.Of(req.session))
-	sv.host.Propose(b, func(stream, seq uint64) { ss.pending[proposalID{stream, seq}] = req })
-	s.kick(sv)
+	s.proposeBody(sv, req, sessions.AppendMove([]byte{sessMoveMagic}, req.session, sv.owners.Of(req.session)))
 }
 
 // applyMove applies a committed move (server/owners.go's applyMove) and
@@ -709,12 +690,7 @@ func (s *Sim) applyMove(sv *server, cm *replica.Committed) {
 	if code == zkproto.OK {
 		sv.ss.tracker.Touch(id, simClock{s}.Now())
 	}
-	if !cm.Own {
-		return
-	}
-	k := proposalID{cm.Stream, cm.Seq}
-	if req := sv.ss.pending[k]; req != nil {
-		delete(sv.ss.pending, k)
+	if req := sv.takePending(cm); req != nil {
 		s.answer(sv, req, code)
 	}
 }

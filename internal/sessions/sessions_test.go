@@ -98,3 +98,13 @@ func TestGuardServesWithinTheBoundOfItsNewestCommittedTouch(t *testing.T) {
 		t.Fatal("a newer touch did not renew the proof")
 	}
 }
+
+func TestTouchListedTouchesWhatATouchLists(t *testing.T) {
+	tr := NewTracker(1, t0)
+	tr.Add(1, time.Second, t0)
+	tr.Add(2, time.Second, t0)
+	tr.TouchListed(AppendTouch(nil, []int64{2}), t0.Add(800*time.Millisecond))
+	if got := tr.Expired(t0.Add(1500 * time.Millisecond)); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("Expired = %v, want [1]: 2 was listed", got)
+	}
+}

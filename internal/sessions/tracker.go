@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"sort"
 	"sync"
 	"time"
@@ -154,4 +155,22 @@ func (t *Tracker) Count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.timeout)
+}
+
+// AppendTouch encodes after b (the caller's own prefix) the sessions a
+// member's touch lists: 8 bytes each. A touch that lists none still proves
+// the member's contact with a quorum (Guard).
+func AppendTouch(b []byte, ids []int64) []byte {
+	for _, id := range ids {
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+	}
+	return b
+}
+
+// TouchListed touches, at now, every session that b, an AppendTouch
+// encoding, lists.
+func (t *Tracker) TouchListed(b []byte, now time.Time) {
+	for ; len(b) >= 8; b = b[8:] {
+		t.Touch(int64(binary.BigEndian.Uint64(b)), now)
+	}
 }
