@@ -104,7 +104,11 @@ func (n *Node) handleGroupPreElect(m Message) {
 		// nothing) would otherwise keep the group from electing anyone.
 		coord = None
 	}
-	silent := n.gc == nil && n.tick-n.heardGC >= int64(n.cfg.ElectionTicks)
+	// Silence counts from the coordinator's last message, not from this
+	// member's own last candidacy: two members that each pre-campaign in
+	// turn would otherwise never find the coordinator silent, and refuse
+	// each other for as long as it stays away.
+	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From)
 	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
