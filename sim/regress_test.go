@@ -96,6 +96,10 @@ var regressions = []struct {
 		"liveness: a coordinator that lost its state answered the leader's appends with no coordinator and its new group epoch, 0; the leader took the answer for a stale one and kept writing to it, so it never probed the group, whose other members, recovering too, never learned a leader to register with", 0, seedChanges, asDrawn},
 	{topology{"forest-27-3-3", 27, 3, 3, false}, 840062, true,
 		"liveness: group members whose configurations differed (some had applied the removal of the coordinator, others not) computed trees rotated from different places, the removed coordinator missing from some lists; a group append went round a cycle of forwards for ever, each copy making the members hear the removed coordinator, so none ever asked the leader; trees now follow one order of server ids", 0, seedChanges, asDrawnWithSessions},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 860175, true,
+		"liveness: a member restarted without the group epoch it had won asked for that epoch again, refused by the member that had promised it; that member asked for the next, refused because the first had just ended its own pre-vote (a member counted the coordinator silent only from its own last candidacy); the two took turns in step and the group, whose weight the quorum needed, elected no coordinator for 3.8 s", 0, seedChanges, asDrawnWithSessions},
+	{topology{"classic-3", 3, 1, 2, true}, 860241, true,
+		"liveness: two leader changes settled before the server applied a Delivery; its Resent listed a proposal's first move and then its second, the application renumbered by the first only, and every later request on that server waited behind one that never completed; the host now composes moves not yet delivered", 0, seedChanges, asDrawnWithSessions},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -240,16 +240,16 @@ func (h *Host) finishResync() {
 	h.seqMu.Lock()
 	h.stream++
 	next := uint64(0)
+	mv := s.mover()
 	for i := range s.inflight {
 		next++
-		s.pendingResent = append(s.pendingResent, Resend{OldStream: s.inflight[i].stream, OldSeq: s.inflight[i].seq,
-			NewStream: h.stream, NewSeq: next})
+		mv.move(s.inflight[i].stream, s.inflight[i].seq, h.stream, next)
 		s.inflight[i] = h.renumbered(s.inflight[i].data, h.stream, next)
 	}
 	for i, data := range h.queue {
 		next++
 		hd, _, _ := parseHeader(data)
-		s.pendingResent = append(s.pendingResent, Resend{OldStream: hd.Stream, OldSeq: hd.Seq, NewStream: h.stream, NewSeq: next})
+		mv.move(hd.Stream, hd.Seq, h.stream, next)
 		h.queue[i] = h.renumbered(data, h.stream, next).data
 	}
 	h.seq = next
@@ -259,6 +259,38 @@ func (h *Host) finishResync() {
 		h.logger.Info("leader change settled; resending proposals in flight", "count", len(s.inflight))
 	}
 	h.sendUnsent()
+}
+
+// resendMover records proposals' moves to a new stream in pendingResent.
+type resendMover struct {
+	s *streams
+	// at finds a move the application has not been told yet by the numbers
+	// it moved to.
+	at map[[2]uint64]int
+}
+
+// mover returns a resendMover over the moves not yet delivered.
+func (s *streams) mover() resendMover {
+	m := resendMover{s: s}
+	if len(s.pendingResent) > 0 {
+		m.at = make(map[[2]uint64]int, len(s.pendingResent))
+		for i, r := range s.pendingResent {
+			m.at[[2]uint64{r.NewStream, r.NewSeq}] = i
+		}
+	}
+	return m
+}
+
+// move records that the proposal numbered (stream, seq) is now (to, seq2).
+// A proposal that already moved since the last Delivery moves again: the
+// application, which knows it by its numbers before both moves, learns
+// only the composed one, so one Delivery never names a proposal twice.
+func (m resendMover) move(stream, seq, to, seq2 uint64) {
+	if i, ok := m.at[[2]uint64{stream, seq}]; ok {
+		m.s.pendingResent[i].NewStream, m.s.pendingResent[i].NewSeq = to, seq2
+		return
+	}
+	m.s.pendingResent = append(m.s.pendingResent, Resend{OldStream: stream, OldSeq: seq, NewStream: to, NewSeq: seq2})
 }
 
 // renumbered returns proposal data under a new stream and sequence number.
