@@ -5,6 +5,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // histOp is one client operation as the history records it.
@@ -35,6 +36,10 @@ type client struct {
 	// lastVer is the version of each register the client last saw, which
 	// its next cas expects.
 	lastVer map[string]int32
+	// lastZxid is the newest state the client has seen: the zxid of its
+	// last answer through the log, or the applied zxid a local read was
+	// served at (a ZooKeeper client's lastZxidSeen).
+	lastZxid gpaxos.Zxid
 }
 
 // pendingReq is a client operation a server proposed and has not yet
@@ -73,8 +78,15 @@ func (s *Sim) issue(c *client) {
 		op.Value = fmt.Sprintf("c%d-%d", c.id, c.seq)
 		op.Expect = c.lastVer[key]
 	}
+	if op.Op == "read" && s.p.LocalReads && s.rng.Intn(2) == 0 {
+		op.Op = "lread"
+	}
 	c.pending = op
 	s.history = append(s.history, op)
+	if op.Op == "lread" {
+		s.localRead(c, op)
+		return
+	}
 	rop := regOp{Client: c.id, Seq: c.seq, Op: op.Op, Key: key, Value: op.Value, Expect: op.Expect}
 	sv := s.members()[c.server]
 	s.clk.after(s.net.minUS, func() {
@@ -168,6 +180,7 @@ func (s *Sim) reply(c *client, h *histOp, out regOutput, z gpaxos.Zxid) {
 		}
 		h.Return, h.Done, h.OK, h.Result, h.Version = s.clk.now, true, out.OK, out.Value, out.Version
 		c.pending = nil
+		c.lastZxid = max(c.lastZxid, z)
 		if out.OK {
 			c.lastVer[h.Key] = out.Version
 			if h.Op != "read" {
@@ -186,4 +199,48 @@ func (s *Sim) reply(c *client, h *histOp, out regOutput, z gpaxos.Zxid) {
 // one the simulator always made, so seeds replay).
 func (s *Sim) pickServer() int {
 	return s.rng.Intn(len(s.members()))
+}
+
+// localRead sends op, a local read, to c's server, which answers from its
+// own tree once it has applied everything c has seen (server/conn.go's
+// waitApplied on connect; one connection's requests are answered in
+// order, so within a connection the rule holds by itself), polling each
+// tick until then. A server down or paused loses the read; the client
+// times out and moves on as for any operation.
+func (s *Sim) localRead(c *client, op *histOp) {
+	sv := s.members()[c.server]
+	seen := c.lastZxid
+	var try func()
+	try = func() {
+		if c.pending != op || s.failed() || !sv.up || sv.paused || sv.tree == nil {
+			return
+		}
+		if sv.applied < seen && !s.p.NoReadWait {
+			s.clk.after(s.p.TickUS, try)
+			return
+		}
+		data, st, code := sv.tree.GetData(regPath(op.Key), nil)
+		at := sv.applied
+		s.clk.after(s.net.minUS, func() {
+			if c.pending != op {
+				return
+			}
+			if at < c.lastZxid {
+				s.fail(failCorrectness, "local read: client %d read %s at server %d's state %v after it had seen %v",
+					c.id, op.Key, sv.id, at, c.lastZxid)
+				return
+			}
+			op.Return, op.Done, op.OK, op.Result, op.Version = s.clk.now, true, code == zkproto.OK, string(data), st.Version
+			c.pending = nil
+			c.lastZxid = at
+			s.stats.localReads++
+			s.clk.after(s.rng.Int63n(5_000), func() { s.issue(c) })
+		})
+	}
+	s.clk.after(s.net.minUS, try)
+	s.clk.after(s.p.ClientTimeoutUS, func() {
+		if c.pending == op {
+			s.giveUp(c)
+		}
+	})
 }

@@ -77,6 +77,8 @@ type stats struct {
 	// lockAcquires counts the lock's acquisitions, sessionsExpired the
 	// expiries leaders proposed (sessions.go).
 	lockAcquires, sessionsExpired int
+	// localReads counts the local reads served (client.go).
+	localReads int
 }
 
 // commitAt counts an entry's first application anywhere as its commit.
@@ -105,14 +107,17 @@ type Result struct {
 	UnknownCommitted int `json:"unknown_committed"`
 	// LockAcquires and SessionsExpired count the session layer's lock
 	// acquisitions and session expiries (zero without lockers).
-	LockAcquires    int    `json:"lock_acquires"`
-	SessionsExpired int    `json:"sessions_expired"`
-	Messages        int    `json:"messages"`
-	ConfChanges     int    `json:"conf_changes"`
-	Linearizable    string `json:"linearizable"`
-	VirtualMS       int64  `json:"virtual_ms"`
-	exit            int
-	history         []*histOp
+	LockAcquires    int `json:"lock_acquires"`
+	SessionsExpired int `json:"sessions_expired"`
+	// LocalReads counts the local reads servers answered (zero unless
+	// the run has them).
+	LocalReads   int    `json:"local_reads"`
+	Messages     int    `json:"messages"`
+	ConfChanges  int    `json:"conf_changes"`
+	Linearizable string `json:"linearizable"`
+	VirtualMS    int64  `json:"virtual_ms"`
+	exit         int
+	history      []*histOp
 }
 
 // ExitCode is the process exit status for r.
@@ -315,7 +320,8 @@ func (s *Sim) converged() bool {
 func (s *Sim) result(lin string) Result {
 	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
 		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history,
-		UnknownCommitted: s.stats.unknownCommitted, LockAcquires: s.stats.lockAcquires, SessionsExpired: s.stats.sessionsExpired}
+		UnknownCommitted: s.stats.unknownCommitted, LockAcquires: s.stats.lockAcquires, SessionsExpired: s.stats.sessionsExpired,
+		LocalReads: s.stats.localReads}
 	for _, h := range s.history {
 		r.Ops++
 		if h.Done {

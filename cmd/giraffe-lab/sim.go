@@ -77,8 +77,8 @@ stop applying new commits, and for how long.
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), string(b))
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "ok=%v commits=%d ops=%d ops_ok=%d ops_unknown=%d unknown_committed=%d messages=%d conf_changes=%d linearizable=%s virtual_ms=%d lock_acquires=%d sessions_expired=%d\n",
-					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.UnknownCommitted, r.Messages, r.ConfChanges, r.Linearizable, r.VirtualMS, r.LockAcquires, r.SessionsExpired)
+				fmt.Fprintf(cmd.OutOrStdout(), "ok=%v commits=%d ops=%d ops_ok=%d ops_unknown=%d unknown_committed=%d messages=%d conf_changes=%d linearizable=%s virtual_ms=%d lock_acquires=%d sessions_expired=%d local_reads=%d\n",
+					r.OK, r.Commits, r.Ops, r.OpsOK, r.OpsUnknown, r.UnknownCommitted, r.Messages, r.ConfChanges, r.Linearizable, r.VirtualMS, r.LockAcquires, r.SessionsExpired, r.LocalReads)
 			}
 			if !r.OK {
 				return &cli.ExitError{Code: r.ExitCode(), Err: fmt.Errorf("sim seed %d: %s failure: %s", r.Seed, r.Kind, r.Failure)}
@@ -97,12 +97,14 @@ stop applying new commits, and for how long.
 	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")
 	f.BoolVar(&o.Reconfig, "reconfig", false, "add configuration changes to the faults: servers removed, fresh spares added (docs/protocol.md §10); in swarm mode the seed decides unless this or --no-reconfig is given")
 	f.BoolVar(&o.NoReconfig, "no-reconfig", false, "swarm mode: never add configuration changes")
-	f.StringSliceVar(&o.Without, "without", nil, "fault kinds the run may not draw: in swarm mode duplicate, skew, stall, disk, sessions; with --disk-faults wipe, hardstate, tail, snapshot")
+	f.StringSliceVar(&o.Without, "without", nil, "fault kinds the run may not draw: in swarm mode duplicate, skew, stall, disk, sessions, localreads; with --disk-faults wipe, hardstate, tail, snapshot")
 	f.BoolVar(&o.DiskFaults, "disk-faults", false, "restarts may find the disk wiped, the hard state lost, the log's last records damaged or the newest snapshot corrupt in every run (in swarm mode the seed picks which); without it swarm mode draws them in one run in two")
 	f.BoolVar(&o.Sessions, "sessions", false, "add the session layer to every run: lock clients whose sessions the leader expires, servers that serve only with proof of quorum contact, and a checker that no two connected clients hold the lock (in swarm mode the seed draws it one run in two)")
 	f.BoolVar(&o.NoServingGuard, "no-serving-guard", false, "with the session layer, let servers serve without proof of quorum contact (shows what the lock checker catches)")
 	f.BoolVar(&o.NoReconnectValidation, "no-reconnect-validation", false, "with the session layer, let a server accept a reconnecting session on its own tree's word, without ordering its move (shows what the lock checker catches)")
 	f.BoolVar(&o.ExpiryInAnyEpoch, "expiry-in-any-epoch", false, "with the session layer, let a leader's expiry take effect whatever epoch it commits in (shows what the lock checker catches)")
+	f.BoolVar(&o.LocalReads, "local-reads", false, "answer half of the clients' reads from the server's own tree, not through the log, checked never to show a client a state older than one it has seen (in swarm mode the seed draws it one run in two)")
+	f.BoolVar(&o.NoReadWait, "no-read-wait", false, "with local reads, let a server answer before it has applied what the client has seen (shows what the read checker catches)")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")
 	f.Int64Var(&livenessMS, "liveness-ms", 0, "virtual length of the liveness phase (0: default 4000)")
 	f.StringVar(&history, "history", "", "write the client history as JSON lines to this file")
