@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -62,18 +63,8 @@ func listSegments(dir string) ([]segmentFile, error) {
 			segs = append(segs, segmentFile{base: base, path: filepath.Join(dir, e.Name())})
 		}
 	}
-	slices.SortFunc(segs, func(a, b segmentFile) int { return compareInt64(a.base, b.base) })
+	slices.SortFunc(segs, func(a, b segmentFile) int { return cmp.Compare(a.base, b.base) })
 	return segs, nil
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // listTemps returns the leftover temporary segment files in dir: segments
