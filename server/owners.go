@@ -73,7 +73,7 @@ func (r *replicated) applyMove(c *replica.Committed) {
 		return
 	}
 	_, exists := r.s.tree.Session(id)
-	if res.Err = r.owners.Move(id, from, c.Origin, exists); res.Err == zkproto.OK {
+	if res.Err = r.owners.Move(id, from, c.Origin, exists, uint64(c.Zxid)); res.Err == zkproto.OK {
 		r.s.sessions.Touch(id, time.Now())
 	}
 	r.complete(c, res, nil)

@@ -34,10 +34,12 @@ type proposal struct {
 	// server: the item orders the session's move to this server (owners.go).
 	move     int64
 	moveFrom gpaxos.ID // the owner the move takes the session from
-	// expiredIn, in an ensemble, marks entry as the leader's expiry of a
-	// session, decided in that epoch: it takes effect only if it commits
-	// in the same epoch (sessions.ExpiryCounts).
-	expiredIn uint64
+	// expiry, in an ensemble, marks entry as the leader's expiry of a
+	// session, decided when the leader had applied up to zxid decidedAt:
+	// it takes effect only if it commits in the same epoch and after no
+	// move of the session the leader had not applied (Owners.ExpiryCounts).
+	expiry    bool
+	decidedAt uint64
 	// abandoned runs, instead of applied, when an ensemble gives up on the
 	// item (a leader change); internal proposals use it to undo their
 	// bookkeeping.

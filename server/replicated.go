@@ -24,7 +24,7 @@ const (
 	bodyTouch byte = 2 // session ids with a live connection at the origin
 	bodySync  byte = 3 // a client's sync: a place in the order, no change
 	// bodyExpiry is a leader's expiry of a session: the epoch it was
-	// decided in (sessions.AppendExpiry), then a txn.Entry.
+	// decided at (sessions.AppendExpiry), then a txn.Entry.
 	bodyExpiry byte = 5
 )
 
@@ -123,9 +123,9 @@ func (r *replicated) proposeLoop() {
 			buf = append(buf[:0], bodySync)
 		case pr.move != 0:
 			buf = append(buf[:0], moveBody(pr.move, pr.moveFrom)...)
-		case pr.expiredIn != 0:
+		case pr.expiry:
 			pr.entry.Time = time.Now().UnixMilli()
-			buf = pr.entry.Marshal(sessions.AppendExpiry(append(buf[:0], bodyExpiry), pr.expiredIn))
+			buf = pr.entry.Marshal(sessions.AppendExpiry(append(buf[:0], bodyExpiry), pr.decidedAt))
 		default:
 			pr.entry.Time = time.Now().UnixMilli()
 			buf = pr.entry.Marshal(append(buf[:0], bodyTxn))
@@ -205,10 +205,12 @@ func (r *replicated) apply(c *replica.Committed) {
 	case bodyTxn:
 		r.applyTxn(c, c.Body[1:])
 	case bodyExpiry:
-		decidedIn, entry, ok := sessions.ParseExpiry(c.Body[1:])
-		if !ok || !sessions.ExpiryCounts(decidedIn, uint64(c.Zxid.Epoch())) {
-			// Decided by a leader of another epoch: every replica ignores
-			// it alike; the proposer may decide again.
+		decidedAt, entry, ok := sessions.ParseExpiry(c.Body[1:])
+		e, err := txn.Unmarshal(entry)
+		if !ok || err != nil || !r.owners.ExpiryCounts(e.Session, decidedAt, uint64(c.Zxid)) {
+			// Decided by a leader of another epoch, or before a move of
+			// the session it had not applied: every replica ignores it
+			// alike; the proposer may decide again.
 			r.complete(c, txn.Result{Err: zkproto.ErrSessionExpired}, nil)
 			return
 		}

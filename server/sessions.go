@@ -40,13 +40,15 @@ func (s *Server) expiryLoop() {
 			// The time now, not the tick's: a restart must not date from
 			// before the moment this server began to lead.
 			now := time.Now()
-			var epoch uint64 // the epoch the expiries below are decided in
+			var decidedAt uint64 // what this leader had applied when it found the expiries below
+			ensemble := false
 			if rp, ok := s.pipe.(*replicated); ok {
+				ensemble = true
 				st := rp.rep.Status()
-				epoch = uint64(st.Epoch)
 				s.treeMu.RLock()
 				applied := s.pipe.lastZxid()
 				s.treeMu.RUnlock()
+				decidedAt = uint64(applied)
 				if !expiry.Due(s.sessions, now, sessions.Status{Leader: st.Role == replica.RoleLeader,
 					Epoch: uint64(st.Epoch), Commit: uint64(st.Commit), Applied: uint64(applied)}) {
 					continue
@@ -55,19 +57,21 @@ func (s *Server) expiryLoop() {
 			for _, id := range s.sessions.Expired(now) {
 				s.log.Info("session expired", "session", sessionHex(id))
 				s.metrics.sessionsExpired.Inc()
-				s.expireSession(id, epoch)
+				s.expireSession(id, ensemble, decidedAt)
 			}
 		}
 	}
 }
 
 // expireSession submits the entry that ends session id, expired by this
-// server as the leader of epoch (0 standalone). The entry takes effect
-// only if it commits in that epoch; otherwise, as when the proposal is
-// abandoned, the session may be expired again.
-func (s *Server) expireSession(id int64, epoch uint64) bool {
+// server, in an ensemble as the leader that had applied up to zxid
+// decidedAt (its tracker had seen every move of the session up to there).
+// The entry takes effect only if it commits in that epoch and after no
+// later move of the session (sessions.Owners.ExpiryCounts); otherwise, as
+// when the proposal is abandoned, the session may be expired again.
+func (s *Server) expireSession(id int64, ensemble bool, decidedAt uint64) bool {
 	e := &txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCloseSession}}
-	return s.pipe.submit(&proposal{entry: e, expiredIn: epoch, abandoned: func() { s.sessions.UnmarkClosing(id) },
+	return s.pipe.submit(&proposal{entry: e, expiry: ensemble, decidedAt: decidedAt, abandoned: func() { s.sessions.UnmarkClosing(id) },
 		applied: func(res txn.Result, e *txn.Entry) {
 			if e == nil {
 				s.sessions.UnmarkClosing(id) // decided in another epoch than it committed in

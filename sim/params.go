@@ -56,6 +56,11 @@ type Options struct {
 	// commits in (a deposed leader's expiry, handed on to the next
 	// leader): what the lock checker must catch as well.
 	ExpiryInAnyEpoch bool
+	// ExpiryDespiteMove lets an expiry take effect after a move of its
+	// session the leader had not applied when it decided it (the
+	// reconnect's revalidation undone at once): what the lock checker
+	// must catch too.
+	ExpiryDespiteMove bool
 	// LocalReads makes half of the register clients' reads local, as a
 	// ZooKeeper server answers getData: from the server's own tree, not
 	// through the log, checked to never show a client an older state than
@@ -135,6 +140,7 @@ type Params struct {
 	NoServingGuard        bool
 	NoReconnectValidation bool
 	ExpiryInAnyEpoch      bool
+	ExpiryDespiteMove     bool
 	// LocalReads and NoReadWait: Options'.
 	LocalReads, NoReadWait bool
 }
@@ -160,7 +166,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
 	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
 	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
-	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v expiry_in_any_epoch=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch)
+	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v expiry_in_any_epoch=%v expiry_despite_move=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch, p.ExpiryDespiteMove)
 	fmt.Fprintf(&b, "local_reads=%v no_read_wait=%v\n", p.LocalReads, p.NoReadWait)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
@@ -242,6 +248,7 @@ func ChooseParams(o Options) Params {
 	if o.Sessions || p.Swarm && sr.Intn(2) == 0 && !slices.Contains(o.Without, "sessions") {
 		p.Lockers, p.SessionTimeoutUS = lockers, timeout
 		p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch = o.NoServingGuard, o.NoReconnectValidation, o.ExpiryInAnyEpoch
+		p.ExpiryDespiteMove = o.ExpiryDespiteMove
 	}
 	lr := rand.New(rand.NewSource(o.Seed ^ 0x10ca1))
 	if o.LocalReads || p.Swarm && lr.Intn(2) == 0 && !slices.Contains(o.Without, "localreads") {

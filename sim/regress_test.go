@@ -100,6 +100,8 @@ var regressions = []struct {
 		"liveness: a member restarted without the group epoch it had won asked for that epoch again, refused by the member that had promised it; that member asked for the next, refused because the first had just ended its own pre-vote (a member counted the coordinator silent only from its own last candidacy); the two took turns in step and the group, whose weight the quorum needed, elected no coordinator for 3.8 s", 0, seedChanges, asDrawnWithSessions},
 	{topology{"classic-3", 3, 1, 2, true}, 860241, true,
 		"liveness: two leader changes settled before the server applied a Delivery; its Resent listed a proposal's first move and then its second, the application renumbered by the first only, and every later request on that server waited behind one that never completed; the host now composes moves not yet delivered", 0, seedChanges, asDrawnWithSessions},
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 870349, true,
+		"two lock holders: a reconnect's move was ordered before the leader's expiry of the session, which the leader had decided before applying the move; the client, told by a lagging server that it held its lock again, held it while the expiry, committed just after, let another client take it; an expiry now carries the zxid its leader had applied and does not count after a later move of its session", 0, seedChanges, asDrawnWithSessions},
 }
 
 // faultMix says which of the faults added to the simulator over time a

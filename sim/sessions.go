@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/sessions"
@@ -234,7 +235,7 @@ func (s *Sim) expiryLoop(sv *server, inc int) {
 					s.note("server %d: session %d expired", sv.id, id)
 					e := txn.Entry{Session: id, Time: s.clk.now / 1000, Op: txn.Op{Kind: txn.KindCloseSession}}
 					s.proposeBody(sv, &sessionReq{kind: reqExpire, session: id, start: s.clk.now},
-						e.Marshal(sessions.AppendExpiry([]byte{sessExpiryMagic}, uint64(st.HardState.Current))))
+						e.Marshal(sessions.AppendExpiry([]byte{sessExpiryMagic}, s.decidedAt(sv, st))))
 				}
 			}
 		}
@@ -283,22 +284,26 @@ func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 		return
 	}
 	body := cm.Body[1:]
+	var decidedAt uint64
 	if cm.Body[0] == sessExpiryMagic {
-		decidedIn, rest, ok := sessions.ParseExpiry(body)
-		if !ok || !s.p.ExpiryInAnyEpoch && !sessions.ExpiryCounts(decidedIn, uint64(cm.Zxid.Epoch())) {
-			// server/replicated.go: decided by a leader of another epoch,
-			// ignored by every replica alike.
-			s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
-			if req := sv.takePending(cm); req != nil {
-				sv.ss.tracker.UnmarkClosing(req.session)
-			}
+		var ok bool
+		if decidedAt, body, ok = sessions.ParseExpiry(body); !ok {
+			s.fail(failCrash, "server %d: undecodable expiry at %v", sv.id, cm.Zxid)
 			return
 		}
-		body = rest
 	}
 	e, err := txn.Unmarshal(body)
 	if err != nil {
 		s.fail(failCrash, "server %d: undecodable session entry at %v: %v", sv.id, cm.Zxid, err)
+		return
+	}
+	if cm.Body[0] == sessExpiryMagic && !s.expiryCounts(sv, e.Session, decidedAt, cm.Zxid) {
+		// server/replicated.go: decided by a leader of another epoch, or
+		// before a move it had not applied; ignored by every replica alike.
+		s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
+		if req := sv.takePending(cm); req != nil {
+			sv.ss.tracker.UnmarkClosing(req.session)
+		}
 		return
 	}
 	e.Zxid = int64(cm.Zxid)
@@ -333,6 +338,28 @@ func (s *Sim) applySession(sv *server, cm *replica.Committed) {
 	if req := sv.takePending(cm); req != nil {
 		s.answer(sv, req, res.Err)
 	}
+}
+
+// decidedAt is where sv, the leader, decides an expiry: the zxid it has
+// applied up to (server/sessions.go), or, with ExpiryDespiteMove, only its
+// epoch, as when the rule checked nothing else.
+func (s *Sim) decidedAt(sv *server, st gpaxos.Status) uint64 {
+	if s.p.ExpiryDespiteMove {
+		return uint64(st.HardState.Current) << 32
+	}
+	return uint64(sv.applied)
+}
+
+// expiryCounts is sessions.Owners.ExpiryCounts, or, with ExpiryInAnyEpoch
+// or ExpiryDespiteMove, the rule without the part they leave out.
+func (s *Sim) expiryCounts(sv *server, id int64, decidedAt uint64, at gpaxos.Zxid) bool {
+	switch {
+	case s.p.ExpiryInAnyEpoch:
+		return true
+	case s.p.ExpiryDespiteMove:
+		return decidedAt>>32 == uint64(at.Epoch())
+	}
+	return sv.owners.ExpiryCounts(id, decidedAt, uint64(at))
 }
 
 // takePending returns, and forgets, the session request sv filed for its
@@ -682,7 +709,7 @@ func (s *Sim) applyMove(sv *server, cm *replica.Committed) {
 		return
 	}
 	_, exists := sv.tree.Session(id)
-	code := sv.owners.Move(id, from, cm.Origin, exists)
+	code := sv.owners.Move(id, from, cm.Origin, exists, uint64(cm.Zxid))
 	s.chk.applied(s, sv, cm, sv.tree.Digest(), nil)
 	if sv.ss == nil {
 		return

@@ -103,6 +103,7 @@ stop applying new commits, and for how long.
 	f.BoolVar(&o.NoServingGuard, "no-serving-guard", false, "with the session layer, let servers serve without proof of quorum contact (shows what the lock checker catches)")
 	f.BoolVar(&o.NoReconnectValidation, "no-reconnect-validation", false, "with the session layer, let a server accept a reconnecting session on its own tree's word, without ordering its move (shows what the lock checker catches)")
 	f.BoolVar(&o.ExpiryInAnyEpoch, "expiry-in-any-epoch", false, "with the session layer, let a leader's expiry take effect whatever epoch it commits in (shows what the lock checker catches)")
+	f.BoolVar(&o.ExpiryDespiteMove, "expiry-despite-move", false, "with the session layer, let a leader's expiry take effect after a move of the session it had not applied when it decided it (shows what the lock checker catches)")
 	f.BoolVar(&o.LocalReads, "local-reads", false, "answer half of the clients' reads from the server's own tree, not through the log, checked never to show a client a state older than one it has seen (in swarm mode the seed draws it one run in two)")
 	f.BoolVar(&o.NoReadWait, "no-read-wait", false, "with local reads, let a server answer before it has applied what the client has seen (shows what the read checker catches)")
 	f.Int64Var(&safetyMS, "safety-ms", 0, "virtual length of the safety phase (0: default 4000)")

@@ -45,24 +45,17 @@ func (x *Expiry) Due(t *Tracker, now time.Time, st Status) bool {
 	return st.Applied >= seen
 }
 
-// ExpiryCounts reports whether an expiry decided by the leader of epoch
-// decidedIn takes effect when it commits in epoch committedIn: only in
-// the same epoch. The leader that decides is the one the touches of that
-// epoch reach; a deposed leader, which no longer hears them, can still
-// decide an expiry from its stale clocks, and its proposal, handed on to
-// the next leader like any other, would otherwise end a session whose
-// client is still connected and touched through the new leader.
-func ExpiryCounts(decidedIn, committedIn uint64) bool { return decidedIn == committedIn }
-
-// AppendExpiry encodes after b the epoch an expiry was decided in, ahead
-// of its entry.
-func AppendExpiry(b []byte, decidedIn uint64) []byte {
-	return binary.BigEndian.AppendUint64(b, decidedIn)
+// AppendExpiry encodes after b where an expiry was decided: the zxid of
+// the last entry its leader had applied (its epoch is the high half), ahead
+// of the expiry's entry.
+func AppendExpiry(b []byte, decidedAt uint64) []byte {
+	return binary.BigEndian.AppendUint64(b, decidedAt)
 }
 
-// ParseExpiry splits what follows AppendExpiry's prefix into the epoch and
-// the entry's bytes; ok is false when it is too short.
-func ParseExpiry(b []byte) (decidedIn uint64, entry []byte, ok bool) {
+// ParseExpiry splits what follows AppendExpiry's prefix into the zxid the
+// expiry was decided at and the entry's bytes; ok is false when it is too
+// short.
+func ParseExpiry(b []byte) (decidedAt uint64, entry []byte, ok bool) {
 	if len(b) < 8 {
 		return 0, nil, false
 	}

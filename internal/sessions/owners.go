@@ -33,10 +33,16 @@ import (
 // leader's included, so a client is never told its session lives on the
 // strength of one server's word. The table is part of the replicated state
 // and of its snapshots. It is not safe for concurrent use.
-type Owners struct{ m map[int64]gpaxos.ID }
+//
+// The table also keeps, for each session, the zxid of its last move, which
+// decides whether the leader's expiry of it takes effect (ExpiryCounts).
+type Owners struct {
+	m     map[int64]gpaxos.ID
+	moved map[int64]uint64 // zxid of the session's last move applied
+}
 
 // NewOwners returns an empty table.
-func NewOwners() *Owners { return &Owners{m: map[int64]gpaxos.ID{}} }
+func NewOwners() *Owners { return &Owners{m: map[int64]gpaxos.ID{}, moved: map[int64]uint64{}} }
 
 // Of returns the owner of session id (None when none is recorded).
 func (o *Owners) Of(id int64) gpaxos.ID { return o.m[id] }
@@ -55,6 +61,7 @@ func (o *Owners) Track(e *txn.Entry, res txn.Result, origin gpaxos.ID) {
 		}
 	case txn.KindCloseSession:
 		delete(o.m, e.Session)
+		delete(o.moved, e.Session)
 	}
 }
 
@@ -73,13 +80,13 @@ func (o *Owners) MovedAway(e *txn.Entry, origin gpaxos.ID) bool {
 }
 
 // Move applies a committed move of session id to origin, proposed while
-// from owned it; exists says whether the session is in the tree. OK moves
-// it (the caller touches the session); SESSIONEXPIRED: the session ended
-// first; SESSIONMOVED: another move was ordered since this one was
-// proposed (a move that arrives late, from a server the client gave up on
-// during its handshake, must not take the session from the server the
-// client is on).
-func (o *Owners) Move(id int64, from, origin gpaxos.ID, exists bool) zkproto.Code {
+// from owned it, at zxid at; exists says whether the session is in the
+// tree. OK moves it (the caller touches the session); SESSIONEXPIRED: the
+// session ended first; SESSIONMOVED: another move was ordered since this
+// one was proposed (a move that arrives late, from a server the client
+// gave up on during its handshake, must not take the session from the
+// server the client is on).
+func (o *Owners) Move(id int64, from, origin gpaxos.ID, exists bool, at uint64) zkproto.Code {
 	switch {
 	case !exists:
 		return zkproto.ErrSessionExpired
@@ -87,7 +94,34 @@ func (o *Owners) Move(id int64, from, origin gpaxos.ID, exists bool) zkproto.Cod
 		return zkproto.ErrSessionMoved
 	}
 	o.m[id] = origin
+	o.moved[id] = at
 	return zkproto.OK
+}
+
+// ExpiryCounts reports whether the leader's expiry of session id, decided
+// when it had applied up to zxid decidedAt and committed at zxid
+// committedAt, takes effect. Every replica decides alike from the log:
+//
+//   - Only in the epoch it was decided in. The leader that decides is the
+//     one the touches of that epoch reach; a deposed leader, which no
+//     longer hears them, can still decide an expiry from its stale clocks,
+//     and its proposal, handed on to the next leader like any other, would
+//     otherwise end a session whose client is still connected and touched
+//     through the new leader.
+//   - Not after a move of the session the leader had not applied when it
+//     decided. A move is the reconnect's revalidation: its client is told
+//     its session lives (and its ephemeral nodes with it) once the move is
+//     applied. A move ordered before the expiry but applied by the leader
+//     only after deciding it would otherwise be followed at once by the
+//     expiry: the client, told it still holds its locks by a server that
+//     has not applied the expiry yet, would hold them while another client
+//     takes them, as ZooKeeper prevents by refusing to revalidate a session
+//     its leader is closing.
+//
+// An expiry that does not count changes nothing; the leader decides again
+// from its clocks, which the move touched.
+func (o *Owners) ExpiryCounts(id int64, decidedAt, committedAt uint64) bool {
+	return decidedAt>>32 == committedAt>>32 && o.moved[id] <= decidedAt
 }
 
 // AppendMove encodes a move of session id away from owner from after b
@@ -106,9 +140,14 @@ func ParseMove(b []byte) (id int64, from gpaxos.ID, ok bool) {
 }
 
 // ownersMagic starts the table in a replicated snapshot's data, ahead of
-// the tree's snapshot. Data without it (snapshots written before the table
-// existed) has an empty table: every session's next reconnect claims it.
-var ownersMagic = []byte("GSO1")
+// the tree's snapshot: each session with its owner and the zxid of its last
+// move. ownersMagicV1 starts tables without the zxids (read as no move).
+// Data without either (snapshots written before the table existed) has an
+// empty table: every session's next reconnect claims it.
+var (
+	ownersMagic   = []byte("GSO2")
+	ownersMagicV1 = []byte("GSO1")
+)
 
 // AppendTo encodes the table after b, sorted by session for determinism.
 func (o *Owners) AppendTo(b []byte) []byte {
@@ -122,6 +161,7 @@ func (o *Owners) AppendTo(b []byte) []byte {
 	for _, id := range ids {
 		b = binary.BigEndian.AppendUint64(b, uint64(id))
 		b = binary.AppendUvarint(b, uint64(o.m[id]))
+		b = binary.AppendUvarint(b, o.moved[id])
 	}
 	return b
 }
@@ -133,7 +173,8 @@ var ErrBadOwners = errors.New("malformed session owner table in snapshot")
 // it with the rest (the tree's snapshot).
 func SplitOwners(data []byte) (*Owners, []byte, error) {
 	o := NewOwners()
-	if !bytes.HasPrefix(data, ownersMagic) {
+	withMoves := bytes.HasPrefix(data, ownersMagic)
+	if !withMoves && !bytes.HasPrefix(data, ownersMagicV1) {
 		return o, data, nil
 	}
 	b := data[len(ownersMagic):]
@@ -153,6 +194,16 @@ func SplitOwners(data []byte) (*Owners, []byte, error) {
 		}
 		o.m[id] = gpaxos.ID(owner)
 		b = b[8+k:]
+		if withMoves {
+			at, k := binary.Uvarint(b)
+			if k <= 0 {
+				return nil, nil, ErrBadOwners
+			}
+			if at != 0 {
+				o.moved[id] = at
+			}
+			b = b[k:]
+		}
 	}
 	return o, b, nil
 }
