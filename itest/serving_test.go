@@ -146,7 +146,7 @@ func TestRemovedServerClosesItsClients(t *testing.T) {
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := adminapi.Leave(ctx, []string{c.Servers[leader-1].MetricsAddr}, x.ID); err != nil {
+	if _, err := (adminapi.Client{}).Leave(ctx, []string{c.Servers[leader-1].MetricsAddr}, x.ID); err != nil {
 		t.Fatal(err)
 	}
 	left := time.Now()

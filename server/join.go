@@ -110,7 +110,7 @@ func prepareJoin(ctx context.Context, cfg *Config, j Join) (adminapi.JoinRecord,
 		}
 		rctx, cancel := context.WithTimeout(ctx, joinTimeout)
 		defer cancel()
-		m, err := adminapi.Join(rctx, []string{j.Admin}, adminapi.JoinRequest{Member: self, Prepare: true})
+		m, err := adminapi.Client{}.Join(rctx, []string{j.Admin}, adminapi.JoinRequest{Member: self, Prepare: true})
 		if err != nil {
 			return rec, err
 		}
@@ -138,7 +138,7 @@ func finishJoin(ctx context.Context, dataDir string, rec adminapi.JoinRecord, ad
 	}
 	rctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	if _, err := adminapi.Join(rctx, []string{admin}, adminapi.JoinRequest{Member: self}); err != nil {
+	if _, err := (adminapi.Client{}).Join(rctx, []string{admin}, adminapi.JoinRequest{Member: self}); err != nil {
 		return fmt.Errorf("joining as server %d: %w (the data directory keeps the request: start again to retry)", rec.ID, err)
 	}
 	rec.Pending = false

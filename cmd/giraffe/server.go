@@ -141,7 +141,7 @@ committed; the removed server stops voting and can then be stopped.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 			defer cancel()
-			info, err := adminapi.Leave(ctx, []string{admin}, id)
+			info, err := adminapi.Client{}.Leave(ctx, []string{admin}, id)
 			if err != nil {
 				return err
 			}

@@ -327,7 +327,7 @@ func (c *Cluster) Fault(id members.ID, spec string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	now, err := adminapi.Fault(ctx, s.MetricsAddr, spec)
+	now, err := adminapi.Client{}.Fault(ctx, s.MetricsAddr, spec)
 	if err != nil {
 		return "", fmt.Errorf("server %d: %w", id, err)
 	}
@@ -565,7 +565,7 @@ func (c *Cluster) Leave(id members.ID, timeout time.Duration) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if _, err := adminapi.Leave(ctx, c.liveAdmins(id), id); err != nil {
+	if _, err := (adminapi.Client{}).Leave(ctx, c.liveAdmins(id), id); err != nil {
 		return fmt.Errorf("leave %d: %w", id, err)
 	}
 	if alive(s.PID) {
@@ -591,5 +591,5 @@ func (c *Cluster) Membership(id members.ID) (adminapi.Membership, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return adminapi.Get(ctx, addr)
+	return adminapi.Client{}.Get(ctx, addr)
 }
