@@ -117,7 +117,8 @@ func (s *Server) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // Addr returns the client port's address, for other processes.
 func (s *Server) Addr() net.Addr { return s.srv.Addr() }
 
-// Server returns the server itself (for its metrics address, Done and Err).
+// Server returns the server itself (for its metrics and admin addresses,
+// Done and Err).
 func (s *Server) Server() *server.Server { return s.srv }
 
 // Close stops the server; sessions connected in-process see their
