@@ -65,13 +65,13 @@ func Start(cfg server.Config, logger *slog.Logger) (*Server, error) {
 }
 
 // Join starts a server that joins a running ensemble through the admin
-// (metrics) address of any member, j.Admin, as `giraffe server --join`
-// does: the ensemble's leader adds it, by one configuration change through
-// the log, to the group the forest gives it, and it catches up with the
-// ensemble's data before it serves. cfg needs a data directory, a
-// MetricsPort (the ensemble reaches the server's admin port there) and
-// j.PeerPort for the server-to-server traffic; the ensemble decides the
-// rest. A server whose data directory records an earlier join restarts
+// port of any member, j.Admin, as `giraffe server --join` does: the
+// ensemble's leader adds it, by one configuration change through the log,
+// to the group the forest gives it, and it catches up with the ensemble's
+// data before it serves. cfg needs a data directory, an AdminPort (the
+// ensemble forwards membership changes there when the server leads), the
+// ensemble's AdminTokenFile (the join presents its token) and j.PeerPort
+// for the server-to-server traffic; the ensemble decides the rest. A server whose data directory records an earlier join restarts
 // as that member, and j may then be zero. A nil logger discards the
 // server's log.
 func Join(ctx context.Context, cfg server.Config, j server.Join, logger *slog.Logger) (*Server, error) {
@@ -117,7 +117,8 @@ func (s *Server) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // Addr returns the client port's address, for other processes.
 func (s *Server) Addr() net.Addr { return s.srv.Addr() }
 
-// Server returns the server itself (for its metrics address, Done and Err).
+// Server returns the server itself (for its metrics and admin addresses,
+// Done and Err).
 func (s *Server) Server() *server.Server { return s.srv }
 
 // Close stops the server; sessions connected in-process see their

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/recipes"
@@ -246,12 +247,14 @@ func TestJoinRunningEnsemble(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The ports StartEnsemble keeps free after the members' for a joiner.
-	base := c.Spec.BasePort + 3*c.Spec.Nodes
+	// The ports StartEnsemble keeps free after the members' for a joiner,
+	// and the ensemble's admin token, which the join presents.
+	base := c.JoinPorts(0)
 	cfg := Standalone(t.TempDir())
 	cfg.ForceSync = false
-	cfg.ClientPort, cfg.MetricsPort = base, base+2
-	s, err := Join(ctx, cfg, server.Join{Admin: c.Servers[1].MetricsAddr, PeerPort: base + 1}, nil)
+	cfg.ClientPort, cfg.MetricsPort, cfg.AdminPort = base, base+2, base+3
+	cfg.AdminTokenFile = launcher.TokenFile(c.Spec.Dir)
+	s, err := Join(ctx, cfg, server.Join{Admin: c.Servers[1].AdminAddr, PeerPort: base + 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

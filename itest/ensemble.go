@@ -45,22 +45,35 @@ func freeRange(n int) (int, error) {
 }
 
 // StartEnsemble starts an ensemble of real server processes with the
-// launcher of `giraffe cluster` and stops it when the test ends (showing
-// the servers' logs when the test failed).
+// launcher of `giraffe cluster`, fault injection on, and stops it when the
+// test ends (showing the servers' logs when the test failed).
 func StartEnsemble(t testing.TB, sh members.Shape, extra ...string) *launcher.Cluster {
+	t.Helper()
+	return StartEnsembleSpec(t, sh, func(s *launcher.Spec) {
+		s.FaultInjection = true
+		s.Extra = append(s.Extra, extra...)
+	})
+}
+
+// StartEnsembleSpec is StartEnsemble with the launcher's Spec, the tests'
+// defaults filled in, given to edit before the start.
+func StartEnsembleSpec(t testing.TB, sh members.Shape, edit func(*launcher.Spec)) *launcher.Cluster {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := freeRange(3 * (sh.Nodes + 4)) // client, peer and metrics ports, and room for 4 joins
+	base, err := freeRange(4 * (sh.Nodes + 4)) // client, peer, metrics and admin ports, and room for 4 joins
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	spec := launcher.Spec{Shape: sh, Dir: dir, BasePort: base, Binary: bin, TickMs: 20, ElectionTicks: 10,
-		Extra: append([]string{"minSessionTimeout=400", "maxSessionTimeout=60000", "extendedTypesEnabled=true",
-			"znode.container.checkIntervalMs=200"}, extra...)}
+		Extra: []string{"minSessionTimeout=400", "maxSessionTimeout=60000", "extendedTypesEnabled=true",
+			"znode.container.checkIntervalMs=200"}}
+	if edit != nil {
+		edit(&spec)
+	}
 	c, err := launcher.Start(spec, 30*time.Second)
 	if c != nil {
 		t.Cleanup(func() {

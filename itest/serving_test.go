@@ -146,7 +146,11 @@ func TestRemovedServerClosesItsClients(t *testing.T) {
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := adminapi.Leave(ctx, []string{c.Servers[leader-1].MetricsAddr}, x.ID); err != nil {
+	token, err := adminapi.ReadTokenFile(launcher.TokenFile(c.Spec.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (adminapi.Client{Token: token}).Leave(ctx, []string{c.Servers[leader-1].AdminAddr}, x.ID); err != nil {
 		t.Fatal(err)
 	}
 	left := time.Now()

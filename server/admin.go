@@ -1,9 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
@@ -12,22 +16,93 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/replica"
 )
 
-// This file serves the admin (metrics) port: Prometheus metrics on
-// /metrics, and package adminapi's endpoints: the membership (GET
+// This file serves the server's two HTTP ports. The metrics port is
+// read-only: Prometheus metrics on /metrics and the committed membership
+// on /membership, to GET and HEAD; anything else is refused (405). The
+// admin port serves package adminapi's endpoints: the membership (GET
 // /membership, POST /join and /leave; the changes themselves are made in
-// reconfig.go) and fault injection (/faults, faults.go). Joins and
-// departures are ordered by the global leader; another server answers 421
-// with the leader's admin address, which adminapi's client follows.
+// reconfig.go) and fault injection (/faults, faults.go, only with
+// Config.FaultInjection). Every admin request must carry the admin token
+// (401 otherwise), and without a token the admin port does not open, so
+// nothing that changes the ensemble is reachable unauthenticated. Joins
+// and departures are ordered by the global leader; another server answers
+// 421 with the leader's admin address, which adminapi's client follows.
 
-// adminHandler routes the admin port's requests.
-func (s *Server) adminHandler() http.Handler {
+// metricsHandler routes the metrics port's requests.
+func (s *Server) metricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.metrics.handler())
+	mux.HandleFunc(adminapi.PathMembership, s.membershipHandler)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.log.Warn("metrics port: request refused", "reason", "read-only port",
+				"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "the metrics port is read-only: membership changes and fault injection are on the admin port", http.StatusMethodNotAllowed)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// adminHandler routes the admin port's requests, once authenticated.
+func (s *Server) adminHandler() http.Handler {
+	mux := http.NewServeMux()
 	mux.HandleFunc(adminapi.PathFaults, s.faultsHandler)
 	mux.HandleFunc(adminapi.PathMembership, s.membershipHandler)
 	mux.HandleFunc(adminapi.PathJoin, s.joinHandler)
 	mux.HandleFunc(adminapi.PathLeave, s.leaveHandler)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := adminapi.CheckToken(r, s.cfg.adminToken); err != nil {
+			s.log.Warn("admin port: request refused", "reason", err.Error(),
+				"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="giraffe-admin"`)
+			http.Error(w, "admin token required: "+err.Error(), http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// startHTTP starts the metrics port and the admin port, as configured.
+func (s *Server) startHTTP() error {
+	if s.cfg.MetricsPort > 0 {
+		ln, sv, err := s.serveHTTP(s.cfg.ClientAddr, s.cfg.MetricsPort, s.metricsHandler())
+		if err != nil {
+			return err
+		}
+		s.metricsLn, s.metricsSv = ln, sv
+	}
+	switch {
+	case s.cfg.AdminPort > 0 && s.cfg.adminToken != "":
+		ln, sv, err := s.serveHTTP(s.cfg.adminHost(), s.cfg.AdminPort, s.adminHandler())
+		if err != nil {
+			return err
+		}
+		s.adminLn, s.adminSv = ln, sv
+		s.log.Info("admin port open", "addr", ln.Addr().String(), "faultInjection", s.cfg.FaultInjection)
+	case s.cfg.AdminPort > 0:
+		s.log.Info("admin port closed: giraffe.adminPort is set but giraffe.adminTokenFile is not, " +
+			"and admin requests are served only with a token")
+	case s.cfg.Replicated():
+		s.log.Info("admin port closed: giraffe.adminPort is not set, so this server takes no membership changes")
+	}
+	if s.cfg.FaultInjection {
+		s.log.Warn("fault injection is on (giraffe.faultInjection=true): for tests only")
+	}
+	return nil
+}
+
+// serveHTTP listens on host:port and serves h there until Close.
+func (s *Server) serveHTTP(host string, port int, h http.Handler) (net.Listener, *http.Server, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(port)))
+	if err != nil {
+		return nil, nil, err
+	}
+	sv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); sv.Serve(ln) }()
+	return ln, sv, nil
 }
 
 // membershipInfo describes the committed membership.
@@ -143,4 +218,13 @@ func (s *Server) changeFailed(w http.ResponseWriter, err error) bool {
 	}
 	s.log.Warn("membership change failed", "err", err)
 	return true
+}
+
+// stopHTTP stops the metrics and admin ports, whichever are open.
+func (s *Server) stopHTTP() {
+	for _, sv := range []*http.Server{s.metricsSv, s.adminSv} {
+		if sv != nil {
+			sv.Shutdown(context.Background())
+		}
+	}
 }

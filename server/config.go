@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -22,8 +23,24 @@ type Config struct {
 	ClientAddr string
 	// ClientPort is the ZooKeeper client port.
 	ClientPort int
-	// MetricsPort serves Prometheus metrics on /metrics when > 0.
+	// MetricsPort serves Prometheus metrics on /metrics when > 0, and the
+	// committed membership on /membership; it is read-only (GET and HEAD)
+	// and listens on the host of ClientAddr.
 	MetricsPort int
+	// AdminPort serves the admin endpoints of package adminapi (membership
+	// changes, fault injection) when > 0 and AdminTokenFile is set: every
+	// request must carry the token, so without one the port stays closed.
+	AdminPort int
+	// AdminAddr is the host the admin port listens on; "" means 127.0.0.1.
+	// The members' giraffe.admin.N addresses must reach it.
+	AdminAddr string
+	// AdminTokenFile holds the admin token (adminapi.ReadTokenFile: one
+	// word, in a file only its owner can access). A joining server also
+	// presents it to the ensemble.
+	AdminTokenFile string
+	// FaultInjection lets the admin port's /faults inject faults into the
+	// peer transport and stall fsyncs. For tests; off by default.
+	FaultInjection bool
 	// TickTime is the basic time unit; session timeouts default to
 	// [2, 20] ticks as in ZooKeeper.
 	TickTime time.Duration
@@ -63,6 +80,8 @@ type Config struct {
 	// pendingAdmin holds giraffe.admin.N values until the server lines
 	// they belong to have all been read.
 	pendingAdmin []members.Member
+	// adminToken is the content of AdminTokenFile, read by Validate.
+	adminToken string
 }
 
 // DefaultConfig returns ZooKeeper's defaults.
@@ -132,6 +151,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("config: snapCount must be positive")
 	case c.SnapRetainCount < 3:
 		return fmt.Errorf("config: autopurge.snapRetainCount must be at least 3")
+	case c.AdminPort < 0 || c.AdminPort > 65535:
+		return fmt.Errorf("config: giraffe.adminPort %d out of range", c.AdminPort)
 	}
 	lo, hi := c.sessionBounds()
 	if lo > hi {
@@ -143,7 +164,31 @@ func (c *Config) Validate() error {
 	if err := c.validateEnsemble(); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
+	if err := c.loadAdminToken(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
 	return nil
+}
+
+// loadAdminToken reads AdminTokenFile, when set, into adminToken. A file
+// that cannot be trusted stops the server at start-up rather than leaving
+// the admin port open to whoever could read it.
+func (c *Config) loadAdminToken() error {
+	c.adminToken = ""
+	if c.AdminTokenFile == "" {
+		return nil
+	}
+	tok, err := adminapi.ReadTokenFile(c.AdminTokenFile)
+	c.adminToken = tok
+	return err
+}
+
+// adminHost returns the host the admin port listens on.
+func (c *Config) adminHost() string {
+	if c.AdminAddr == "" {
+		return "127.0.0.1"
+	}
+	return c.AdminAddr
 }
 
 // The membership types of internal/members, named here so that programs

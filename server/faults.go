@@ -11,14 +11,20 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/transport"
 )
 
-// faultsHandler serves /faults on the metrics port: GET shows the faults
+// faultsHandler serves /faults on the admin port: GET shows the faults
 // injected into this server's peer transport, POST applies a spec
 // (transport.ParseFaultSpec: "drop ID P; delay ID D [JITTER]; block ID
 // [in|out|both]; unblock ID; isolate; pause; resume; heal"), or
 // "stall-fsync D [N]": the next N (default 1) fsyncs of the replica's log
 // each take D longer.
-// It exists for tests (the kernel here has no netem).
+// It exists for tests (the kernel here has no netem), and only with
+// Config.FaultInjection: otherwise it answers 404 and the transport has no
+// fault hooks to set.
 func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.FaultInjection {
+		http.Error(w, "fault injection is off: start the server with giraffe.faultInjection=true", http.StatusNotFound)
+		return
+	}
 	if s.faults == nil {
 		http.Error(w, "not an ensemble member", http.StatusNotFound)
 		return

@@ -16,17 +16,20 @@ import (
 // Join says how a server joins a running ensemble (giraffe server --join,
 // embed.Join).
 type Join struct {
-	// Admin is the admin (metrics) address, host:port, of any member. A
+	// Admin is the admin port's address, host:port, of any member. A
 	// server whose data directory records an earlier join needs none.
 	Admin string
 	// ID is the server id to ask for; 0 lets the leader pick the next
 	// free one.
 	ID ID
-	// PeerPort is this server's Group Paxos port. The server's addresses
-	// (peer, client and admin ports) are on the host of Config.ClientAddr,
-	// 127.0.0.1 when that is empty or 0.0.0.0; Config.MetricsPort must be
-	// set, as the ensemble reaches the server's admin port there. A client
+	// PeerPort is this server's Group Paxos port. The server's peer and
+	// client addresses are on the host of Config.ClientAddr, 127.0.0.1
+	// when that is empty or 0.0.0.0; its admin address on Config.AdminAddr
+	// (the client host when that listens on every interface). A client
 	// port of 0 (chosen when listening) is not published to the ensemble.
+	// Config.AdminPort and Config.AdminTokenFile must be set: the server
+	// presents the ensemble's token to join, and the ensemble forwards
+	// changes to its admin port when it leads.
 	PeerPort int
 }
 
@@ -59,7 +62,11 @@ func StartJoining(ctx context.Context, cfg Config, j Join, logger *slog.Logger) 
 	if logger == nil {
 		logger = slog.Default()
 	}
-	rec, err := prepareJoin(ctx, &cfg, j)
+	if err := cfg.loadAdminToken(); err != nil {
+		return nil, err
+	}
+	admin := adminapi.Client{Token: cfg.adminToken}
+	rec, err := prepareJoin(ctx, &cfg, j, admin)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +80,7 @@ func StartJoining(ctx context.Context, cfg Config, j Join, logger *slog.Logger) 
 	if !rec.Pending {
 		return s, nil
 	}
-	if err := finishJoin(ctx, cfg.DataDir, rec, j.Admin); err != nil {
+	if err := finishJoin(ctx, cfg.DataDir, rec, admin, j.Admin); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -84,7 +91,7 @@ func StartJoining(ctx context.Context, cfg Config, j Join, logger *slog.Logger) 
 // prepareJoin makes cfg the configuration of the joining server: from the
 // data directory's record, or, on the first start, from the leader's
 // answer to a prepared join, which it records.
-func prepareJoin(ctx context.Context, cfg *Config, j Join) (adminapi.JoinRecord, error) {
+func prepareJoin(ctx context.Context, cfg *Config, j Join, admin adminapi.Client) (adminapi.JoinRecord, error) {
 	if cfg.DataDir == "" {
 		return adminapi.JoinRecord{}, errors.New("joining an ensemble needs a data directory")
 	}
@@ -96,21 +103,28 @@ func prepareJoin(ctx context.Context, cfg *Config, j Join) (adminapi.JoinRecord,
 		if j.Admin == "" {
 			return rec, errors.New("joining an ensemble needs the admin address of a member")
 		}
-		if j.PeerPort <= 0 || cfg.MetricsPort <= 0 {
-			return rec, errors.New("joining an ensemble needs a peer port and a metrics port")
+		if j.PeerPort <= 0 || cfg.AdminPort <= 0 {
+			return rec, errors.New("joining an ensemble needs a peer port and an admin port")
+		}
+		if admin.Token == "" {
+			return rec, errors.New("joining an ensemble needs the ensemble's admin token (giraffe.adminTokenFile)")
 		}
 		host := cfg.ClientAddr
 		if host == "" || host == "0.0.0.0" {
 			host = "127.0.0.1"
 		}
+		adminHost := cfg.adminHost()
+		if ip := net.ParseIP(adminHost); ip != nil && ip.IsUnspecified() {
+			adminHost = host
+		}
 		self := members.Member{ID: j.ID, Peer: net.JoinHostPort(host, fmt.Sprint(j.PeerPort)),
-			Admin: net.JoinHostPort(host, fmt.Sprint(cfg.MetricsPort))}
+			Admin: net.JoinHostPort(adminHost, fmt.Sprint(cfg.AdminPort))}
 		if cfg.ClientPort > 0 {
 			self.Client = net.JoinHostPort(host, fmt.Sprint(cfg.ClientPort))
 		}
 		rctx, cancel := context.WithTimeout(ctx, joinTimeout)
 		defer cancel()
-		m, err := adminapi.Join(rctx, []string{j.Admin}, adminapi.JoinRequest{Member: self, Prepare: true})
+		m, err := admin.Join(rctx, []string{j.Admin}, adminapi.JoinRequest{Member: self, Prepare: true})
 		if err != nil {
 			return rec, err
 		}
@@ -124,21 +138,21 @@ func prepareJoin(ctx context.Context, cfg *Config, j Join) (adminapi.JoinRecord,
 	return rec, nil
 }
 
-// finishJoin asks for the change that adds the server, through admin or,
-// when that is empty (a restart), any other member the record names, and
-// marks the record done once it has committed.
-func finishJoin(ctx context.Context, dataDir string, rec adminapi.JoinRecord, admin string) error {
+// finishJoin asks, as client cl, for the change that adds the server,
+// through addr or, when that is empty (a restart), any other member the
+// record names, and marks the record done once it has committed.
+func finishJoin(ctx context.Context, dataDir string, rec adminapi.JoinRecord, cl adminapi.Client, addr string) error {
 	var self members.Member
 	for _, m := range rec.Members {
 		if m.ID == rec.ID {
 			self = m.Member
-		} else if admin == "" && m.Admin != "" {
-			admin = m.Admin
+		} else if addr == "" && m.Admin != "" {
+			addr = m.Admin
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	if _, err := adminapi.Join(rctx, []string{admin}, adminapi.JoinRequest{Member: self}); err != nil {
+	if _, err := cl.Join(rctx, []string{addr}, adminapi.JoinRequest{Member: self}); err != nil {
 		return fmt.Errorf("joining as server %d: %w (the data directory keeps the request: start again to retry)", rec.ID, err)
 	}
 	rec.Pending = false

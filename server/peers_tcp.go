@@ -31,7 +31,7 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 		s.clusterName = name // a joined server: the name the ensemble was born with
 	}
 	t, err := transport.New(transport.Config{ID: self.ID, ListenAddr: self.Peer, Peers: others,
-		Cluster: s.clusterName, Logger: s.log,
+		Cluster: s.clusterName, Logger: s.log, FaultInjection: s.cfg.FaultInjection,
 		// Appends carry batches, but acknowledgments and heartbeats are
 		// many small messages: room for a few thousand per peer.
 		QueueLen: 16384})

@@ -27,12 +27,12 @@
 //     orderer (Group Paxos, session owners, the peer transport);
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
-//   - admin.go, faults.go, metrics.go, latency.go: the admin port
-//     (package adminapi's endpoints, fault injection, Prometheus metrics).
+//   - admin.go, faults.go, metrics.go, latency.go: the read-only metrics
+//     port (Prometheus metrics) and the authenticated admin port (package
+//     adminapi's endpoints, fault injection).
 package server
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -85,6 +85,8 @@ type Server struct {
 	ln        net.Listener
 	metricsLn net.Listener
 	metricsSv *http.Server
+	adminLn   net.Listener
+	adminSv   *http.Server
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -141,24 +143,18 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Start listens on the client port (and the metrics port) and serves until
-// Close.
+// Start listens on the client port (and the metrics and admin ports) and
+// serves until Close.
 func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.ClientAddr, fmt.Sprint(s.cfg.ClientPort)))
 	if err != nil {
 		return err
 	}
 	s.ln = ln
-	if s.cfg.MetricsPort > 0 {
-		mln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.ClientAddr, fmt.Sprint(s.cfg.MetricsPort)))
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		s.metricsLn = mln
-		s.metricsSv = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); s.metricsSv.Serve(mln) }()
+	if err := s.startHTTP(); err != nil {
+		ln.Close()
+		s.stopHTTP()
+		return err
 	}
 	s.pipe.start()
 	s.wg.Add(3)
@@ -185,6 +181,15 @@ func (s *Server) MetricsAddr() net.Addr {
 	return s.metricsLn.Addr()
 }
 
+// AdminAddr returns the admin listener's address, or nil when the admin
+// port is closed (no AdminPort or no AdminTokenFile).
+func (s *Server) AdminAddr() net.Addr {
+	if s.adminLn == nil {
+		return nil
+	}
+	return s.adminLn.Addr()
+}
+
 // Done is closed when the server has stopped (Close, or a fatal error).
 func (s *Server) Done() <-chan struct{} { return s.done }
 
@@ -205,9 +210,7 @@ func (s *Server) Close() error {
 		if s.ln != nil {
 			s.ln.Close()
 		}
-		if s.metricsSv != nil {
-			s.metricsSv.Shutdown(context.Background())
-		}
+		s.stopHTTP()
 		s.connsMu.Lock()
 		for _, c := range s.conns {
 			c.close("server shutting down")

@@ -123,7 +123,8 @@ func parseInt(s string) (int, error) {
 
 // setEnsemble handles the ensemble keys of zoo.cfg: server.N lines in
 // ZooKeeper's format (server.1=host:peerPort[:electionPort][;[clientHost:]clientPort];
-// Giraffe uses one peer port and ignores the second) and giraffe.* keys.
+// Giraffe uses one peer port and ignores the second) and giraffe.* keys,
+// the admin port's among them.
 func (c *Config) setEnsemble(key, val string) (bool, error) {
 	if rest, ok := strings.CutPrefix(key, "giraffe.admin."); ok {
 		id, err := members.ParseID(rest)
@@ -159,6 +160,14 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		c.Ensemble.Tick = time.Duration(n) * time.Millisecond
 	case "giraffe.electionTicks":
 		c.Ensemble.ElectionTicks, err = strconv.Atoi(val)
+	case "giraffe.adminPort":
+		c.AdminPort, err = strconv.Atoi(val)
+	case "giraffe.adminAddress":
+		c.AdminAddr = val
+	case "giraffe.adminTokenFile":
+		c.AdminTokenFile = val
+	case "giraffe.faultInjection":
+		c.FaultInjection, err = strconv.ParseBool(val)
 	default:
 		return false, nil
 	}

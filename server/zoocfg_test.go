@@ -94,3 +94,71 @@ giraffe.children=3`, myid: "2\n",
 		})
 	}
 }
+
+// TestAdminKeys reads the admin port's keys and the token file they name:
+// a start-up error names the file and what is wrong with it (a file group
+// or others can access, an empty token, a missing file), and nothing but
+// a token file that passes opens the admin port.
+func TestAdminKeys(t *testing.T) {
+	dir := t.TempDir()
+	token := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := token("good", "t0ken\n", 0o600)
+	for _, tc := range []struct {
+		name, lines string
+		want        Config // AdminPort, AdminAddr, AdminTokenFile, FaultInjection, adminToken compared
+		host        string // adminHost()
+		err         string
+	}{
+		{name: "defaults", want: Config{}, host: "127.0.0.1"},
+		{name: "all keys", lines: "giraffe.adminPort=7100\ngiraffe.adminAddress=10.0.0.5\n" +
+			"giraffe.adminTokenFile=" + good + "\ngiraffe.faultInjection=true",
+			want: Config{AdminPort: 7100, AdminAddr: "10.0.0.5", AdminTokenFile: good, FaultInjection: true, adminToken: "t0ken"},
+			host: "10.0.0.5"},
+		{name: "fault injection off", lines: "giraffe.faultInjection=false", want: Config{}, host: "127.0.0.1"},
+		{name: "bad fault switch", lines: "giraffe.faultInjection=yes please", err: "giraffe.faultInjection"},
+		{name: "bad port", lines: "giraffe.adminPort=seven", err: "giraffe.adminPort"},
+		{name: "port out of range", lines: "giraffe.adminPort=70000", err: "giraffe.adminPort 70000 out of range"},
+		{name: "token readable by group", lines: "giraffe.adminTokenFile=" + token("group", "t\n", 0o640),
+			err: "accessible by group or others (mode 0640)"},
+		{name: "token readable by others", lines: "giraffe.adminTokenFile=" + token("others", "t\n", 0o644),
+			err: "accessible by group or others (mode 0644)"},
+		{name: "empty token", lines: "giraffe.adminTokenFile=" + token("empty", "\n", 0o600), err: "is empty"},
+		{name: "missing token file", lines: "giraffe.adminTokenFile=" + filepath.Join(dir, "nowhere"), err: "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "zoo.cfg")
+			os.WriteFile(path, []byte("dataDir="+dir+"\n"+tc.lines+"\n"), 0o644)
+			cfg := DefaultConfig()
+			_, err := LoadConfigFile(path, &cfg)
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Config{AdminPort: cfg.AdminPort, AdminAddr: cfg.AdminAddr, AdminTokenFile: cfg.AdminTokenFile,
+				FaultInjection: cfg.FaultInjection, adminToken: cfg.adminToken}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+			if h := cfg.adminHost(); h != tc.host {
+				t.Errorf("admin host %q, want %q", h, tc.host)
+			}
+		})
+	}
+}

@@ -74,7 +74,7 @@ end it compares the reactive lock with the best fixed kind at every point.`,
 			// tick and a 1.5 s election timeout (the default 200 ms is
 			// below such a round trip; ZooKeeper's default tickTime is 2 s).
 			c, err := launcher.Start(launcher.Spec{Shape: members.Shape{Nodes: nodes, Classic: true}, Dir: dir, BasePort: basePort,
-				Binary: binary, TickMs: 50, ElectionTicks: 30}, 60*time.Second)
+				Binary: binary, TickMs: 50, ElectionTicks: 30, FaultInjection: true}, 60*time.Second)
 			if err != nil {
 				return fmt.Errorf("starting the ensemble: %w", err)
 			}

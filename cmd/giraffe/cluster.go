@@ -71,10 +71,15 @@ func newClusterStartCmd() *cobra.Command {
 		Long: `start writes a zoo.cfg per server under --dir, starts the servers as
 background processes (they keep running after this command returns) and
 waits until they agree on a global leader. Server i serves clients on
-base-port+i-1, its peers on base-port+nodes+i-1 and metrics (/metrics,
-/faults) on base-port+2*nodes+i-1.`,
+base-port+i-1, its peers on base-port+nodes+i-1, metrics (/metrics,
+read-only) on base-port+2*nodes+i-1 and its admin port (membership changes,
+fault injection) on base-port+3*nodes+i-1, on 127.0.0.1. The admin port
+demands the token start writes to DIR/admin.token (mode 0600), which join,
+leave and fault read from there. Fault injection is off unless
+--fault-injection is given.`,
 		Example: `  giraffe cluster start --nodes 9 --trees 3 --children 3
-  giraffe cluster start --nodes 3 --classic --dir /tmp/g3 --base-port 3181`,
+  giraffe cluster start --nodes 3 --classic --dir /tmp/g3 --base-port 3181
+  giraffe cluster start --nodes 3 --classic --fault-injection   # tests: allows cluster fault`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := launcher.Start(spec, wait)
@@ -108,6 +113,7 @@ base-port+i-1, its peers on base-port+nodes+i-1 and metrics (/metrics,
 	f.StringVar(&spec.Dir, "dir", defaultClusterDir, "directory for the servers' configuration, data and logs")
 	f.IntVar(&spec.BasePort, "base-port", 2181, "client port of server 1")
 	f.BoolVar(&spec.NoSync, "no-sync", false, "turn fsync off (tests only: acknowledged writes can be lost on a machine crash)")
+	f.BoolVar(&spec.FaultInjection, "fault-injection", false, "let `cluster fault` inject faults into the servers (tests only)")
 	f.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a leader")
 	f.BoolVar(&foreground, "foreground", false, "stay in the foreground and stop the ensemble on Ctrl-C")
 	f.StringArrayVar(&spec.Extra, "set", nil, "extra zoo.cfg line for every server, key=value (repeatable)")
@@ -214,7 +220,9 @@ func newClusterFaultCmd() *cobra.Command {
 		Use:   "fault ID SPEC",
 		Short: "Inject network faults into one server's peer transport (for tests)",
 		Long: `fault changes the faults of server ID's peer transport and prints the faults
-now in force. SPEC is ';'-separated: "drop PEER P" loses messages to PEER with
+now in force, through the server's admin port with the cluster's token. The
+servers take faults only when the cluster was started with
+` + "`cluster start --fault-injection`" + `. SPEC is ';'-separated: "drop PEER P" loses messages to PEER with
 probability P, "delay PEER D [JITTER]" holds them, "block PEER [in|out|both]" /
 "unblock PEER [DIR]" cut or restore a direction (default out), "isolate" cuts
 every link, "pause" / "resume" hold all traffic, "heal" removes every fault.`,

@@ -24,6 +24,8 @@ func newServerCmd() *cobra.Command {
 		clientPort  int
 		clientAddr  string
 		metricsPort int
+		adminPort   int
+		tokenFile   string
 		logLevel    string
 		join        string
 		joinID      uint64
@@ -40,14 +42,22 @@ Settings come from --config (Giraffe's own file or an existing ZooKeeper
 zoo.cfg: dataDir, dataLogDir, clientPort, clientPortAddress, tickTime,
 minSessionTimeout, maxSessionTimeout, maxClientCnxns, 4lw.commands.whitelist,
 jute.maxbuffer, snapCount, autopurge.*, superDigest, extendedTypesEnabled,
-forceSync, metricsPort), then from the flags, which win.
+forceSync, metricsPort, and Giraffe's giraffe.* keys), then from the flags,
+which win.
+
+The metrics port is read-only. Membership changes (and, with
+giraffe.faultInjection=true, fault injection) go to the admin port, which
+opens only with a token file (--admin-token-file, mode 0600) and demands
+that token on every request; it listens on 127.0.0.1 unless
+giraffe.adminAddress says otherwise.
 
 Every write is fsynced to the transaction log before it is acknowledged; a
 restart recovers exactly the acknowledged state from the newest snapshot and
 the log.`,
 		Example: `  giraffe server --data-dir /tmp/giraffe --client-port 2181
   giraffe server --config /etc/zookeeper/zoo.cfg --metrics-port 7000
-  giraffe server --data-dir /tmp/g10 --client-port 2190 --peer-port 3190 --metrics-port 7190 --join 127.0.0.1:7001`,
+  giraffe server --data-dir /tmp/g10 --client-port 2190 --peer-port 3190 --admin-port 7290 \
+    --admin-token-file /etc/giraffe/admin.token --join 127.0.0.1:7201`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logLevel)
@@ -77,13 +87,21 @@ the log.`,
 			if flags.Changed("metrics-port") {
 				cfg.MetricsPort = metricsPort
 			}
+			if flags.Changed("admin-port") {
+				cfg.AdminPort = adminPort
+			}
+			if flags.Changed("admin-token-file") {
+				cfg.AdminTokenFile = tokenFile
+			}
 			var srv *server.Server
 			if join != "" && !server.HasJoined(cfg.DataDir) {
 				switch {
 				case cfg.DataDir == "":
 					return fmt.Errorf("--join needs --data-dir")
-				case peerPort <= 0 || cfg.MetricsPort <= 0:
-					return fmt.Errorf("--join needs --peer-port and --metrics-port")
+				case peerPort <= 0 || cfg.AdminPort <= 0:
+					return fmt.Errorf("--join needs --peer-port and --admin-port")
+				case cfg.AdminTokenFile == "":
+					return fmt.Errorf("--join needs the ensemble's admin token: --admin-token-file")
 				}
 			}
 			if join != "" || server.HasJoined(cfg.DataDir) {
@@ -98,6 +116,9 @@ the log.`,
 			fmt.Fprintf(os.Stderr, "giraffe: serving ZooKeeper clients on %s (data in %s)\n", srv.Addr(), cfg.DataDir)
 			if a := srv.MetricsAddr(); a != nil {
 				fmt.Fprintf(os.Stderr, "giraffe: metrics on http://%s/metrics\n", a)
+			}
+			if a := srv.AdminAddr(); a != nil {
+				fmt.Fprintf(os.Stderr, "giraffe: admin port on %s (token required)\n", a)
 			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -114,9 +135,11 @@ the log.`,
 	f.StringVar(&dataDir, "data-dir", "", "directory for snapshots and the transaction log (required unless the config sets dataDir)")
 	f.IntVar(&clientPort, "client-port", 2181, "ZooKeeper client port")
 	f.StringVar(&clientAddr, "client-addr", "", "address to listen on (default: all)")
-	f.IntVar(&metricsPort, "metrics-port", 0, "serve Prometheus metrics on this port at /metrics (0: off)")
+	f.IntVar(&metricsPort, "metrics-port", 0, "serve Prometheus metrics on this port at /metrics, read-only (0: off)")
+	f.IntVar(&adminPort, "admin-port", 0, "serve membership changes on this port, to holders of the admin token (giraffe.adminPort; 0: off)")
+	f.StringVar(&tokenFile, "admin-token-file", "", "file holding the admin token, mode 0600 (giraffe.adminTokenFile); --join presents it")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin (metrics) address, host:port; needs --peer-port and --metrics-port")
+	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin port, host:port; needs --peer-port, --admin-port and --admin-token-file")
 	f.Uint64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
 	f.IntVar(&peerPort, "peer-port", 0, "with --join: this server's Group Paxos port")
 	return cmd
@@ -124,24 +147,29 @@ the log.`,
 
 // newLeaveCmd returns `giraffe leave`: ask the ensemble to remove a server.
 func newLeaveCmd() *cobra.Command {
-	var admin string
+	var admin, tokenFile string
 	cmd := &cobra.Command{
-		Use:   "leave --admin HOST:PORT ID",
+		Use:   "leave --admin HOST:PORT --admin-token-file FILE ID",
 		Short: "Remove a server from a running ensemble",
-		Long: `leave asks the ensemble's leader (reached through any member's admin, i.e.
-metrics, address) to remove server ID: one configuration change through the
-log, preceded, when the forest moves another server to another group to keep
-the groups balanced, by that server's move. It returns once the changes have
-committed; the removed server stops voting and can then be stopped.`,
+		Long: `leave asks the ensemble's leader (reached through any member's admin port,
+with the ensemble's admin token) to remove server ID: one configuration
+change through the log, preceded, when the forest moves another server to
+another group to keep the groups balanced, by that server's move. It returns
+once the changes have committed; the removed server stops voting and can
+then be stopped.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := members.ParseID(args[0])
 			if err != nil || id == members.None {
 				return fmt.Errorf("bad server id %q", args[0])
 			}
+			token, err := adminapi.ReadTokenFile(tokenFile)
+			if err != nil {
+				return err
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 			defer cancel()
-			info, err := adminapi.Leave(ctx, []string{admin}, id)
+			info, err := adminapi.Client{Token: token}.Leave(ctx, []string{admin}, id)
 			if err != nil {
 				return err
 			}
@@ -149,8 +177,10 @@ committed; the removed server stops voting and can then be stopped.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin", "", "admin (metrics) address of any member, host:port")
+	cmd.Flags().StringVar(&admin, "admin", "", "admin port of any member, host:port")
+	cmd.Flags().StringVar(&tokenFile, "admin-token-file", "", "file holding the ensemble's admin token (mode 0600)")
 	cmd.MarkFlagRequired("admin")
+	cmd.MarkFlagRequired("admin-token-file")
 	return cmd
 }
 

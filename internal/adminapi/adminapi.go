@@ -1,12 +1,19 @@
-// Package adminapi is the HTTP interface on a server's admin (metrics)
-// port through which an ensemble's membership is read and changed, and
-// its client:
+// Package adminapi is the HTTP interface on a server's admin listener
+// through which an ensemble's membership is read and changed and faults
+// are injected, and its client:
 //
 //	GET  /membership   the ensemble as the server knows it (Membership)
 //	POST /join         JoinRequest; answers the Membership with the joined server
 //	POST /leave        LeaveRequest; answers the Membership after the departure
 //	GET  /faults       the faults injected into the server's peer transport
 //	POST /faults       a fault spec (transport.ParseFaultSpec); for tests
+//
+// Every request carries the ensemble's admin token as a bearer token
+// (Authorization: Bearer TOKEN; ReadTokenFile, CheckToken); a request
+// without it, or with another, is answered 401. /faults exists only on
+// servers started with fault injection (404 otherwise). A server's metrics
+// port serves GET /membership too, without a token: the membership is no
+// secret (clients read it in /zookeeper/config).
 //
 // Joins and departures are ordered by the global leader; another member
 // answers 421 Misdirected Request with NotLeader, naming the leader's
@@ -18,7 +25,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
-// The paths of the admin port.
+// The paths of the admin listener.
 const (
 	PathMembership = "/membership"
 	PathJoin       = "/join"

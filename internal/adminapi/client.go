@@ -18,28 +18,41 @@ import (
 // answer that may change (no leader yet, a server unreachable).
 const retryEvery = 250 * time.Millisecond
 
+// ErrFaultsUnavailable is the error of a fault spec sent to a server that
+// takes none: its fault injection is off (giraffe.faultInjection), or it is
+// not an ensemble member.
+var ErrFaultsUnavailable = errors.New("no fault injection at this server")
+
+// Client asks servers' admin listeners. Its zero value sends no token,
+// which only a metrics port's GET /membership accepts.
+type Client struct {
+	// Token is presented on every request (Authorization: Bearer); it is
+	// the content of the servers' giraffe.adminTokenFile (ReadTokenFile).
+	Token string
+}
+
 // Join asks the ensemble to add req's server, through any of the admin
 // addresses admins, and returns the leader's answer: the membership with
 // the server, its ID set to the server's id.
-func Join(ctx context.Context, admins []string, req JoinRequest) (Membership, error) {
+func (c Client) Join(ctx context.Context, admins []string, req JoinRequest) (Membership, error) {
 	var m Membership
-	return m, change(ctx, admins, PathJoin, req, &m)
+	return m, c.change(ctx, admins, PathJoin, req, &m)
 }
 
 // Leave asks the ensemble to remove server id, through any of the admin
 // addresses admins, and returns the membership once the removal (and any
 // move between groups it needs) has committed.
-func Leave(ctx context.Context, admins []string, id members.ID) (Membership, error) {
+func (c Client) Leave(ctx context.Context, admins []string, id members.ID) (Membership, error) {
 	var m Membership
-	return m, change(ctx, admins, PathLeave, LeaveRequest{ID: id}, &m)
+	return m, c.change(ctx, admins, PathLeave, LeaveRequest{ID: id}, &m)
 }
 
 // change posts a membership change until the leader answers it or ctx
 // ends: an answer naming the leader sends the next attempt there; a
 // server that cannot be reached, or answers that it cannot decide now,
 // is asked again (the next of admins after a connection error); a change
-// the ensemble refuses (409, 400, 404) ends it.
-func change(ctx context.Context, admins []string, path string, req, answer any) error {
+// the ensemble refuses (409, 400, 404) or a refused token (401) ends it.
+func (c Client) change(ctx context.Context, admins []string, path string, req, answer any) error {
 	if len(admins) == 0 {
 		return errors.New("no admin address to ask")
 	}
@@ -59,7 +72,7 @@ func change(ctx context.Context, admins []string, path string, req, answer any) 
 				return fmt.Errorf("%s: %w (last error: %v)", op, ctx.Err(), lastErr)
 			}
 		}
-		code, raw, err := do(ctx, http.MethodPost, addr, path, "application/json", body)
+		code, raw, err := c.do(ctx, http.MethodPost, addr, path, "application/json", body)
 		if err != nil {
 			next = (next + 1) % len(admins)
 			lastErr, addr = err, admins[next]
@@ -76,6 +89,8 @@ func change(ctx context.Context, admins []string, path string, req, answer any) 
 			if nl.LeaderAdmin != "" {
 				addr = nl.LeaderAdmin
 			}
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%s at %s: %w", op, addr, ErrUnauthorized)
 		case http.StatusConflict, http.StatusBadRequest, http.StatusNotFound:
 			return fmt.Errorf("%s refused by %s: %s", op, addr, bytes.TrimSpace(raw))
 		default:
@@ -84,12 +99,16 @@ func change(ctx context.Context, admins []string, path string, req, answer any) 
 	}
 }
 
-// Get returns the membership as the server at admin knows it.
-func Get(ctx context.Context, admin string) (Membership, error) {
+// Get returns the membership as the server at addr (its admin listener,
+// or its metrics port) knows it.
+func (c Client) Get(ctx context.Context, addr string) (Membership, error) {
 	var m Membership
-	code, raw, err := do(ctx, http.MethodGet, admin, PathMembership, "", nil)
+	code, raw, err := c.do(ctx, http.MethodGet, addr, PathMembership, "", nil)
 	if err != nil {
 		return m, err
+	}
+	if code == http.StatusUnauthorized {
+		return m, fmt.Errorf("membership at %s: %w", addr, ErrUnauthorized)
 	}
 	if code != http.StatusOK {
 		return m, fmt.Errorf("membership: %d %s: %s", code, http.StatusText(code), bytes.TrimSpace(raw))
@@ -99,26 +118,37 @@ func Get(ctx context.Context, admin string) (Membership, error) {
 
 // Fault applies a fault spec to the peer transport of the server at admin
 // (transport.ParseFaultSpec: "drop ID P; delay ID D; block ID; isolate;
-// heal") and returns the faults now in force there.
-func Fault(ctx context.Context, admin, spec string) (string, error) {
-	code, raw, err := do(ctx, http.MethodPost, admin, PathFaults, "text/plain", []byte(spec))
+// heal") and returns the faults now in force there. A server without
+// fault injection answers ErrFaultsUnavailable.
+func (c Client) Fault(ctx context.Context, admin, spec string) (string, error) {
+	code, raw, err := c.do(ctx, http.MethodPost, admin, PathFaults, "text/plain", []byte(spec))
 	if err != nil {
 		return "", err
 	}
-	if code != http.StatusOK {
+	switch code {
+	case http.StatusOK:
+	case http.StatusUnauthorized:
+		return "", fmt.Errorf("faults at %s: %w", admin, ErrUnauthorized)
+	case http.StatusNotFound:
+		return "", fmt.Errorf("%w: %s", ErrFaultsUnavailable, bytes.TrimSpace(raw))
+	default:
 		return "", errors.New(strings.TrimSpace(string(raw)))
 	}
 	return strings.TrimSpace(string(raw)), nil
 }
 
-// do sends one request and returns the status and up to 1 MiB of body.
-func do(ctx context.Context, method, addr, path, contentType string, body []byte) (int, []byte, error) {
+// do sends one request, with the token when the client has one, and
+// returns the status and up to 1 MiB of body.
+func (c Client) do(ctx context.Context, method, addr, path, contentType string, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -3,7 +3,9 @@
 // directory and log file under one directory. `giraffe cluster` is its
 // command line; the integration tests use it too. The layout is recorded in
 // DIR/cluster.json so that later commands (status, kill, restart, stop) find
-// the servers again.
+// the servers again, and the ensemble's admin token in DIR/admin.token
+// (readable by its owner only), which every server's admin port demands
+// and the commands that change the ensemble present.
 package launcher
 
 import (
@@ -33,8 +35,9 @@ type Spec struct {
 	// Dir holds everything; it is created.
 	Dir string
 	// BasePort: server i (from 1) serves clients on BasePort+i-1, talks
-	// to its peers on BasePort+Nodes+i-1 and serves metrics (and the
-	// fault-injection endpoint) on BasePort+2*Nodes+i-1.
+	// to its peers on BasePort+Nodes+i-1, serves metrics on
+	// BasePort+2*Nodes+i-1 and its admin port (membership changes, fault
+	// injection) on BasePort+3*Nodes+i-1.
 	BasePort int
 	// Binary is the giraffe executable to run; empty means this process's.
 	Binary string
@@ -43,6 +46,9 @@ type Spec struct {
 	TickMs, ElectionTicks int
 	// NoSync turns fsync off (tests only).
 	NoSync bool
+	// FaultInjection lets Cluster.Fault inject faults (tests only):
+	// giraffe.faultInjection=true in every zoo.cfg.
+	FaultInjection bool
 	// Extra lines appended to every zoo.cfg.
 	Extra []string
 }
@@ -52,11 +58,14 @@ type Server struct {
 	ID         members.ID `json:"id"`
 	ClientAddr string     `json:"client_address"`
 	PeerAddr   string     `json:"peer_address"`
-	// MetricsAddr serves /metrics and /faults.
+	// MetricsAddr serves /metrics, read-only.
 	MetricsAddr string `json:"metrics_address"`
-	Dir         string `json:"dir"`
-	LogFile     string `json:"log"`
-	PID         int    `json:"pid"`
+	// AdminAddr is the admin port: membership changes and fault
+	// injection, with the cluster's token.
+	AdminAddr string `json:"admin_address"`
+	Dir       string `json:"dir"`
+	LogFile   string `json:"log"`
+	PID       int    `json:"pid"`
 	// Joined marks a server added at runtime (Cluster.Join): it starts
 	// with --join instead of the server lines.
 	Joined bool `json:"joined,omitempty"`
@@ -80,6 +89,19 @@ func (c *Cluster) ConnectString() string {
 }
 
 func layoutPath(dir string) string { return filepath.Join(dir, "cluster.json") }
+
+// TokenFile returns the file holding the admin token of the cluster in dir.
+func TokenFile(dir string) string { return filepath.Join(dir, "admin.token") }
+
+// admin returns a client of the servers' admin ports holding the
+// cluster's token.
+func (c *Cluster) admin() (adminapi.Client, error) {
+	tok, err := adminapi.ReadTokenFile(TokenFile(c.Spec.Dir))
+	if err != nil {
+		return adminapi.Client{}, fmt.Errorf("the cluster's admin token: %w", err)
+	}
+	return adminapi.Client{Token: tok}, nil
+}
 
 // Load reads the layout recorded in dir.
 func Load(dir string) (*Cluster, error) {
@@ -115,7 +137,7 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 	if !spec.Classic && (spec.Trees < 1 || spec.Children < 1) {
 		return nil, errors.New("need --trees and --children >= 1, or --classic")
 	}
-	if spec.BasePort <= 0 || spec.BasePort+3*spec.Nodes > 65535 {
+	if spec.BasePort <= 0 || spec.BasePort+portsPerServer*spec.Nodes > 65535 {
 		return nil, errors.New("--base-port out of range")
 	}
 	dir, err := filepath.Abs(spec.Dir)
@@ -136,12 +158,17 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := adminapi.WriteTokenFile(TokenFile(dir)); err != nil {
+		return nil, fmt.Errorf("writing the admin token: %w", err)
+	}
 	c := &Cluster{Spec: spec, Binary: bin}
 	for i := 1; i <= spec.Nodes; i++ {
-		s := Server{ID: members.ID(i), ClientAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+i-1),
-			PeerAddr:    fmt.Sprintf("127.0.0.1:%d", spec.BasePort+spec.Nodes+i-1),
-			MetricsAddr: fmt.Sprintf("127.0.0.1:%d", spec.BasePort+2*spec.Nodes+i-1),
-			Dir:         filepath.Join(dir, fmt.Sprintf("s%d", i))}
+		port := func(k int) string { return fmt.Sprintf("127.0.0.1:%d", spec.BasePort+k*spec.Nodes+i-1) }
+		s := Server{ID: members.ID(i), ClientAddr: port(0), PeerAddr: port(1), MetricsAddr: port(2), AdminAddr: port(3),
+			Dir: filepath.Join(dir, fmt.Sprintf("s%d", i))}
 		s.LogFile = filepath.Join(s.Dir, "server.log")
 		c.Servers = append(c.Servers, s)
 	}
@@ -177,11 +204,16 @@ func (c *Cluster) writeConfig(s Server) error {
 	host, port, _ := net.SplitHostPort(s.ClientAddr)
 	var b strings.Builder
 	_, mport, _ := net.SplitHostPort(s.MetricsAddr)
+	ahost, aport, _ := net.SplitHostPort(s.AdminAddr)
 	fmt.Fprintf(&b, "# written by giraffe cluster start\ntickTime=2000\ndataDir=%s\nclientPortAddress=%s\nclientPort=%s\nmetricsPort=%s\n",
 		data, host, port, mport)
+	fmt.Fprintf(&b, "giraffe.adminAddress=%s\ngiraffe.adminPort=%s\ngiraffe.adminTokenFile=%s\n", ahost, aport, TokenFile(c.Spec.Dir))
 	b.WriteString("4lw.commands.whitelist=*\n")
 	if c.Spec.NoSync {
 		b.WriteString("forceSync=no\n")
+	}
+	if c.Spec.FaultInjection {
+		b.WriteString("giraffe.faultInjection=true\n")
 	}
 	if c.Spec.Classic {
 		b.WriteString("giraffe.classic=true\n")
@@ -198,7 +230,7 @@ func (c *Cluster) writeConfig(s Server) error {
 		for _, p := range c.Servers {
 			if !p.Joined {
 				fmt.Fprintf(&b, "server.%d=%s;%s\n", p.ID, p.PeerAddr, p.ClientAddr)
-				fmt.Fprintf(&b, "giraffe.admin.%d=%s\n", p.ID, p.MetricsAddr)
+				fmt.Fprintf(&b, "giraffe.admin.%d=%s\n", p.ID, p.AdminAddr)
 			}
 		}
 	}
@@ -319,15 +351,24 @@ func (c *Cluster) Stop(grace time.Duration) error {
 
 // Fault injects network faults into server id's peer transport (see
 // transport.ParseFaultSpec for the syntax: "drop ID P; delay ID D; block ID;
-// isolate; heal") and returns the faults now in force there.
+// isolate; heal") and returns the faults now in force there. The servers
+// take faults only when the cluster was started with Spec.FaultInjection.
 func (c *Cluster) Fault(id members.ID, spec string) (string, error) {
 	s, err := c.byID(id)
 	if err != nil {
 		return "", err
 	}
+	cl, err := c.admin()
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	now, err := adminapi.Fault(ctx, s.MetricsAddr, spec)
+	now, err := cl.Fault(ctx, s.AdminAddr, spec)
+	if errors.Is(err, adminapi.ErrFaultsUnavailable) {
+		return "", fmt.Errorf("server %d: %w; a cluster takes faults only when started with "+
+			"`giraffe cluster start --fault-injection` (giraffe.faultInjection=true)", id, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("server %d: %w", id, err)
 	}
@@ -490,11 +531,11 @@ func (c *Cluster) liveAdmins(except members.ID) []string {
 	var out []string
 	for _, s := range c.Servers {
 		if s.ID != except && alive(s.PID) {
-			out = append(out, s.MetricsAddr)
+			out = append(out, s.AdminAddr)
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, c.Servers[0].MetricsAddr)
+		out = append(out, c.Servers[0].AdminAddr)
 	}
 	return out
 }
@@ -502,7 +543,8 @@ func (c *Cluster) liveAdmins(except members.ID) []string {
 // Join starts one more server and adds it to the running ensemble (one
 // configuration change through the log, ordered by the leader). Its ports
 // follow the others': joined server k (from 0) serves clients on
-// BasePort+3*Nodes+3k, peers on the next port and metrics on the one after.
+// BasePort+4*Nodes+4k, peers on the next port, metrics on the one after
+// and its admin port on the next (JoinPorts).
 func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 	id, k := members.None, 0
 	for _, s := range c.Servers {
@@ -512,12 +554,12 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 		}
 	}
 	id++
-	base := c.Spec.BasePort + 3*c.Spec.Nodes + 3*k
-	if base+2 > 65535 {
+	base := c.JoinPorts(k)
+	if base+portsPerServer-1 > 65535 {
 		return nil, errors.New("no ports left above --base-port for another server")
 	}
-	s := Server{ID: id, Joined: true, ClientAddr: fmt.Sprintf("127.0.0.1:%d", base),
-		PeerAddr: fmt.Sprintf("127.0.0.1:%d", base+1), MetricsAddr: fmt.Sprintf("127.0.0.1:%d", base+2),
+	port := func(k int) string { return fmt.Sprintf("127.0.0.1:%d", base+k) }
+	s := Server{ID: id, Joined: true, ClientAddr: port(0), PeerAddr: port(1), MetricsAddr: port(2), AdminAddr: port(3),
 		Dir: filepath.Join(c.Spec.Dir, fmt.Sprintf("s%d", id))}
 	s.LogFile = filepath.Join(s.Dir, "server.log")
 	if err := c.writeConfig(s); err != nil {
@@ -563,9 +605,13 @@ func (c *Cluster) Leave(id members.ID, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	cl, err := c.admin()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if _, err := adminapi.Leave(ctx, c.liveAdmins(id), id); err != nil {
+	if _, err := cl.Leave(ctx, c.liveAdmins(id), id); err != nil {
 		return fmt.Errorf("leave %d: %w", id, err)
 	}
 	if alive(s.PID) {
@@ -579,7 +625,7 @@ func (c *Cluster) Leave(id members.ID, timeout time.Duration) error {
 }
 
 // Membership asks server id (None: any live one) for the committed
-// membership.
+// membership, on its admin port.
 func (c *Cluster) Membership(id members.ID) (adminapi.Membership, error) {
 	addr := c.anyAdmin(members.None)
 	if id != members.None {
@@ -587,9 +633,25 @@ func (c *Cluster) Membership(id members.ID) (adminapi.Membership, error) {
 		if err != nil {
 			return adminapi.Membership{}, err
 		}
-		addr = s.MetricsAddr
+		addr = s.AdminAddr
+	}
+	cl, err := c.admin()
+	if err != nil {
+		return adminapi.Membership{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return adminapi.Get(ctx, addr)
+	return cl.Get(ctx, addr)
+}
+
+// portsPerServer is the number of ports each server takes: client, peer,
+// metrics and admin.
+const portsPerServer = 4
+
+// JoinPorts returns the first of the ports of the k-th server (from 0) to
+// join the cluster: its client port; its peer, metrics and admin ports
+// follow. Cluster.Join takes them in order; a server joined some other
+// way (embed.Join) can take those Join has not.
+func (c *Cluster) JoinPorts(k int) int {
+	return c.Spec.BasePort + portsPerServer*c.Spec.Nodes + portsPerServer*k
 }

@@ -38,8 +38,9 @@ type Member struct {
 	Peer string `json:"peer"`
 	// Client is host:port of the ZooKeeper client port, when known.
 	Client string `json:"client,omitempty"`
-	// Admin is host:port of the metrics and admin HTTP port, where joins
-	// and departures are asked for, when known.
+	// Admin is host:port of the server's admin port, where joins and
+	// departures are asked for (with the ensemble's admin token), when
+	// known.
 	Admin string `json:"admin,omitempty"`
 }
 

@@ -84,6 +84,10 @@ type Config struct {
 	BackoffMin time.Duration
 	BackoffMax time.Duration
 
+	// FaultInjection gives the transport a Faults object (Transport.Faults);
+	// without it the fault hooks on the message paths do nothing, so a
+	// production server has no way to drop, delay or pause its traffic.
+	FaultInjection bool
 	// FaultSeed seeds the random decisions of Faults; zero picks a random
 	// seed.
 	FaultSeed uint64

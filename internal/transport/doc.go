@@ -25,8 +25,10 @@
 // From is not the peer that completed the handshake close the connection
 // with a log line saying why.
 //
-// Faults. Each Transport has a Faults object that tests (and, through
-// ParseFaultSpec, an admin endpoint) use to drop, delay and block traffic on
-// chosen directed links, isolate the server, or pause it: the kernel of the
-// test machines has no netem, so fault injection lives here.
+// Faults. A Transport configured with FaultInjection has a Faults object
+// that tests (and, through ParseFaultSpec, an admin endpoint) use to drop,
+// delay and block traffic on chosen directed links, isolate the server, or
+// pause it: the kernel of the test machines has no netem, so fault
+// injection lives here. Without FaultInjection there is no such object and
+// the hooks on the message paths pass everything through.
 package transport

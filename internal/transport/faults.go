@@ -194,16 +194,27 @@ func (f *Faults) Paused() bool {
 	}
 }
 
-// gate returns a channel that is closed once the transport is not paused.
+// open is the gate of a transport without fault injection.
+var open = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// gate returns a channel that is closed once the transport is not paused;
+// on a nil Faults (no fault injection) it is always closed.
 func (f *Faults) gate() <-chan struct{} {
+	if f == nil {
+		return open
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.resumed
 }
 
 // route decides the fate of one message on the link (dir, peer) at now:
-// dropped (with the reason), or due for delivery at the returned time.
+// dropped (with the reason), or due for delivery at the returned time. A
+// nil Faults (no fault injection) delivers everything at once.
 func (f *Faults) route(dir Direction, peer gpaxos.ID, now time.Time) (due time.Time, drop dropReason) {
+	if f == nil {
+		return now, dropNone
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	l := link{dir, peer}

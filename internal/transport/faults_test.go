@@ -235,3 +235,20 @@ func TestFaultSpecOfFaults(t *testing.T) {
 		t.Fatalf("heal left %v", f.Spec())
 	}
 }
+
+// TestNoFaultInjection: a transport configured without fault injection has
+// no Faults to change, and its messages flow both ways as on a transport
+// with no rules.
+func TestNoFaultInjection(t *testing.T) {
+	trs := newCluster(t, 2, func(c *Config) { c.FaultInjection = false })
+	a, b := trs[0], trs[1]
+	if f := a.Faults(); f != nil {
+		t.Fatalf("Faults() = %v without fault injection", f)
+	}
+	for i := range uint64(10) {
+		a.Send(msg(1, 2, i))
+		b.Send(msg(2, 1, i))
+	}
+	recvN(t, b, 10, 5*time.Second)
+	recvN(t, a, 10, 5*time.Second)
+}

@@ -36,7 +36,8 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // newTransport starts a transport on a free port of 127.0.0.1.
 func newTransport(t *testing.T, id gpaxos.ID, tweak func(*Config)) *Transport {
 	t.Helper()
-	cfg := Config{ID: id, ListenAddr: "127.0.0.1:0", Cluster: testCluster, Logger: quietLogger(), FaultSeed: uint64(id)}
+	cfg := Config{ID: id, ListenAddr: "127.0.0.1:0", Cluster: testCluster, Logger: quietLogger(),
+		FaultInjection: true, FaultSeed: uint64(id)}
 	if tweak != nil {
 		tweak(&cfg)
 	}

@@ -47,12 +47,14 @@ func New(cfg Config) (*Transport, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("local", uint64(cfg.ID)),
 		ln:      ln,
-		faults:  newFaults(cfg.FaultSeed),
 		inbox:   newInbox(cfg.RecvQueueLen, cfg.RecvQueueBytes),
 		recv:    make(chan gpaxos.Message),
 		peers:   map[gpaxos.ID]*peer{},
 		inbound: map[net.Conn]gpaxos.ID{},
 		stop:    make(chan struct{}),
+	}
+	if cfg.FaultInjection {
+		t.faults = newFaults(cfg.FaultSeed)
 	}
 	t.wg.Add(2)
 	go t.acceptLoop()
@@ -67,7 +69,8 @@ func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
 // ID returns this server's ID.
 func (t *Transport) ID() gpaxos.ID { return t.cfg.ID }
 
-// Faults returns the fault injector of this transport.
+// Faults returns the fault injector of this transport, nil unless
+// Config.FaultInjection.
 func (t *Transport) Faults() *Faults { return t.faults }
 
 // Recv returns the channel on which received messages are delivered, in

@@ -331,7 +331,8 @@ func TestCloseLeaksNothing(t *testing.T) {
 	trs := make([]*Transport, 3)
 	book := map[gpaxos.ID]string{4: "127.0.0.1:1"} // a peer that is never up
 	for i := range trs {
-		tr, err := New(Config{ID: gpaxos.ID(i + 1), ListenAddr: "127.0.0.1:0", Cluster: testCluster, Logger: quietLogger()})
+		tr, err := New(Config{ID: gpaxos.ID(i + 1), ListenAddr: "127.0.0.1:0", Cluster: testCluster, Logger: quietLogger(),
+			FaultInjection: true})
 		if err != nil {
 			t.Fatal(err)
 		}
