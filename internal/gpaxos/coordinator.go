@@ -98,16 +98,13 @@ func (n *Node) handleGroupPreElect(m Message) {
 	coord := n.hs.Coordinator
 	if coord == n.id && n.gc == nil {
 		// Its own candidacy that has not won, or a role lost in a
-		// restart: no coordinator. Its candidacies keep it from ever
-		// counting as silent, and one that cannot win (its log is too
-		// old: its configuration counts the other members' promises for
-		// nothing) would otherwise keep the group from electing anyone.
+		// restart: no coordinator. One that cannot win (its log too old:
+		// its configuration counts the others' promises for nothing)
+		// would otherwise keep the group from electing anyone.
 		coord = None
 	}
-	// Silence counts from the coordinator's last message, not from this
-	// member's own last candidacy: two members that each pre-campaign in
-	// turn would otherwise never find the coordinator silent, and refuse
-	// each other for as long as it stays away.
+	// From the coordinator's last message, not this member's own last
+	// pre-vote: two members pre-voting in turn would refuse each other.
 	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From)
 	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
