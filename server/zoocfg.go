@@ -123,7 +123,8 @@ func parseInt(s string) (int, error) {
 
 // setEnsemble handles the ensemble keys of zoo.cfg: server.N lines in
 // ZooKeeper's format (server.1=host:peerPort[:electionPort][;[clientHost:]clientPort];
-// Giraffe uses one peer port and ignores the second) and giraffe.* keys.
+// Giraffe uses one peer port and ignores the second) and giraffe.* keys,
+// the namespaces among them (giraffe.namespace.NAME=strong|weak).
 func (c *Config) setEnsemble(key, val string) (bool, error) {
 	if rest, ok := strings.CutPrefix(key, "giraffe.admin."); ok {
 		id, err := members.ParseID(rest)
@@ -132,6 +133,9 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		}
 		c.pendingAdmin = append(c.pendingAdmin, members.Member{ID: id, Admin: val})
 		return true, nil
+	}
+	if name, ok := strings.CutPrefix(key, "giraffe.namespace."); ok {
+		return true, c.DeclareNamespace(name, val)
 	}
 	if rest, ok := strings.CutPrefix(key, "server."); ok {
 		id, err := members.ParseID(rest)
