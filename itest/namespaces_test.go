@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,4 +235,49 @@ func TestMemberWithOtherNamespaceTable(t *testing.T) {
 			t.Fatalf("server %d stopped serving: %+v", st.ID, st)
 		}
 	}
+}
+
+// TestJoinWithOtherNamespaceTable: a server whose zoo.cfg declares another
+// namespace table cannot join a running ensemble (it learns the
+// ensemble's table before asking for the change, and stops saying why);
+// one with the same table joins and holds the same tree.
+func TestJoinWithOtherNamespaceTable(t *testing.T) {
+	c := StartEnsemble(t, Classic3, paperNamespaces...)
+	if _, err := Leader(c, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	withTable := c.Spec.Extra
+	c.Spec.Extra = slices.DeleteFunc(slices.Clone(withTable), func(l string) bool {
+		return strings.HasPrefix(l, "giraffe.namespace.")
+	})
+	bad, err := c.Join(30 * time.Second)
+	if err == nil {
+		t.Fatalf("server %d without the namespaces joined", bad.ID)
+	}
+	refused := c.Servers[len(c.Servers)-1]
+	const why = "this server declares namespaces none, the ensemble 1=strong,2=weak"
+	if log := serverLog(t, refused); !strings.Contains(log, why) {
+		t.Fatalf("the refused server's log does not say %q:\n%s", why, log)
+	}
+	m, err := c.Membership(members.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Members) != 3 {
+		t.Fatalf("members after a refused join: %+v", m.Members)
+	}
+
+	c.Spec.Extra = withTable
+	joined, err := c.Join(60 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := zkConnect(t, []string{joined.ClientAddr})
+	if _, err := cl.Sync("/2"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := cl.Exists("/2"); err != nil || !ok {
+		t.Fatalf("/2 on the joined server: %v %v", ok, err)
+	}
+	t.Logf("with the joined server: %s", waitEqualDigests(t, c, 20*time.Second, refused.ID))
 }
