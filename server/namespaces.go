@@ -17,8 +17,8 @@ import (
 // /zookeeper/namespaces. A standalone server orders it at start, before it
 // accepts a client; in an ensemble the leader proposes it whenever its tree
 // does not declare the configured table (a fresh ensemble, a table changed
-// across a restart), and a member serves no client until its own tree
-// declares it. Deleting a declared root, or the published table, is
+// across a restart), and a member serves no client until its own tree has
+// declared it. Deleting a declared root, or the published table, is
 // refused before ordering, like every check that depends on configuration.
 
 // protectedPath reports whether path is a declared root or the published
@@ -32,6 +32,11 @@ func (s *Server) protectedPath(path string) bool {
 func (s *Server) declarationEntry() *txn.Entry {
 	return &txn.Entry{Op: txn.Op{Kind: txn.KindNamespaces, Data: s.cfg.Namespaces.Encode()}}
 }
+
+// declarePeriodStandalone is how often a standalone server checks that
+// its tree still declares the configured table (only a super user's write
+// to /zookeeper/namespaces can change that after its start).
+const declarePeriodStandalone = 100 * time.Millisecond
 
 // declareAtStart orders the declaration of the configured table on a
 // standalone server whose tree does not hold it yet, and waits until it is
@@ -64,32 +69,36 @@ func (s *Server) declareAtStart() error {
 	}
 }
 
-// noteDeclared records whether the tree declares the configured table,
-// and says so when that changes; an ensemble member serves only while it
-// does. The applier calls it, holding the tree lock.
+// noteDeclared sets nsDeclared once the tree declares the configured
+// table, and says so; an ensemble member serves only from then on. It is
+// never cleared: a declared root cannot be deleted, so what a member
+// served from stays, and declareLoop restores the published table should a
+// super user overwrite it. The applier calls it, holding
+// the tree lock.
 func (s *Server) noteDeclared() {
-	ok := s.tree.Declares(s.cfg.Namespaces)
-	if s.nsDeclared.Swap(ok) == ok {
+	if s.nsDeclared.Load() || !s.tree.Declares(s.cfg.Namespaces) {
 		return
 	}
-	tab, zxid := s.cfg.Namespaces.String(), fmt.Sprintf("0x%x", uint64(s.tree.LastZxid()))
-	if ok {
-		s.log.Info("namespaces declared in the tree", "namespaces", tab, "zxid", zxid)
-	} else {
-		s.log.Info("the tree does not declare the configured namespaces: waiting for the declaration", "namespaces", tab, "zxid", zxid)
-	}
+	s.nsDeclared.Store(true)
+	s.log.Info("namespaces declared in the tree", "namespaces", s.cfg.Namespaces.String(),
+		"zxid", fmt.Sprintf("0x%x", uint64(s.tree.LastZxid())))
 	if s.cfg.Replicated() {
 		s.actOnServing()
 	}
 }
 
-// declareLoop runs on every ensemble member: while this server leads and
-// its tree does not declare the configured table, it proposes the
-// declaration, one at a time. Applying a declaration twice changes
-// nothing, so a proposal that crosses a change of leader does no harm.
+// declareLoop runs on every server: while this server decides for the
+// ensemble (the leader, or a standalone server) and its tree does not
+// declare the configured table, it proposes the declaration, one at a
+// time. Applying a declaration twice changes nothing, so a proposal that
+// crosses a change of leader does no harm.
 func (s *Server) declareLoop() {
 	defer s.wg.Done()
-	tk := time.NewTicker(s.cfg.Ensemble.Tick)
+	period := s.cfg.Ensemble.Tick
+	if period <= 0 {
+		period = declarePeriodStandalone
+	}
+	tk := time.NewTicker(period)
 	defer tk.Stop()
 	for {
 		select {
@@ -97,7 +106,13 @@ func (s *Server) declareLoop() {
 			return
 		case <-tk.C:
 		}
-		if s.nsDeclared.Load() || s.declaring.Load() || !s.isLeader() {
+		if s.declaring.Load() || !s.isLeader() {
+			continue
+		}
+		s.treeMu.RLock()
+		declared := s.tree.Declares(s.cfg.Namespaces)
+		s.treeMu.RUnlock()
+		if declared {
 			continue
 		}
 		s.declaring.Store(true)

@@ -3,7 +3,9 @@ package server_test
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -76,6 +78,40 @@ func TestNamespaceRoots(t *testing.T) {
 	// Undeclared top-level names stay ordinary znodes.
 	must(c.Create("/3", nil, 0, acl))
 	must0(t, c.Delete("/3", -1))
+}
+
+// TestSuperUserCannotChangeTheTable: a super user, whom no ACL stops, may
+// overwrite /zookeeper/namespaces; the server that decides for the
+// ensemble declares the table again, and no client loses its connection.
+func TestSuperUserCannotChangeTheTable(t *testing.T) {
+	s := startTarget(t, paperNamespaces, func(c *server.Config) { c.SuperDigest = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=" })
+	var drops atomic.Int32
+	countDrops := zk.WithEventCallback(func(e zk.Event) {
+		if e.State == zk.StateDisconnected {
+			drops.Add(1)
+		}
+	})
+	su, _ := connect(t, s.Addr().String(), countDrops)
+	if err := su.AddAuth("digest", []byte("super:test")); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := connect(t, s.Addr().String(), countDrops)
+	must(su.Set("/zookeeper/namespaces", []byte(`{"2":"strong"}`), -1))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		must(other.Sync("/zookeeper/namespaces"))
+		data, _ := must2(other.Get("/zookeeper/namespaces"))
+		if string(data) == `{"1":"strong","2":"weak"}` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/zookeeper/namespaces still %s", data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := drops.Load(); n != 0 {
+		t.Fatalf("clients lost their connection %d times", n)
+	}
 }
 
 // TestNoNamespacesWritesNothing: with nothing declared the server orders

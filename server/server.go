@@ -82,9 +82,9 @@ type Server struct {
 	snaps    *snapshotter
 	metrics  *metrics
 
-	// nsDeclared says whether the tree declares the configured namespaces
-	// (namespaces.go); declaring is set while this server's declaration
-	// is in flight.
+	// nsDeclared is set once the tree has declared the configured
+	// namespaces (namespaces.go); declaring is set while this server's
+	// declaration is in flight.
 	nsDeclared atomic.Bool
 	declaring  atomic.Bool
 
@@ -178,14 +178,14 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.maintenanceLoop()
+	go s.declareLoop()
 	if replicated {
-		s.wg.Add(2)
+		s.wg.Add(1)
 		go s.servingLoop(rp)
-		go s.declareLoop()
 	}
 	attrs := []any{"client", ln.Addr().String(), "dataDir", s.cfg.DataDir,
 		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions())}
