@@ -2,8 +2,13 @@ package itest
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
 // TestReplicasEqualAfterJoinsAndLeaves changes the membership of a
@@ -32,24 +37,37 @@ func TestReplicasEqualAfterJoinsAndLeaves(t *testing.T) {
 	if _, err := c.Fault(late, "heal"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	// The server that left may miss what follows its removal.
+	t.Logf("every replica: %s", waitEqualDigests(t, c, 20*time.Second, c.Servers[1].ID))
+}
+
+// waitEqualDigests waits until every server of c but those skipped serves
+// and answers the same tree digest at the same zxid (four-letter word
+// hash), and returns that answer.
+func waitEqualDigests(t *testing.T, c *launcher.Cluster, timeout time.Duration, skip ...members.ID) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
 	for {
 		hashes := map[string][]string{}
 		for _, s := range c.Servers {
-			if s.ID == c.Servers[1].ID {
-				continue // left: it may miss what follows its removal
+			if slices.Contains(skip, s.ID) {
+				continue
 			}
 			out, err := FourLetter(s.ClientAddr, "hash")
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !strings.HasPrefix(out, "digest:") {
+				out = "not serving" // a server that does not serve has no digest to compare
+			}
 			hashes[out] = append(hashes[out], fmt.Sprint(s.ID))
 		}
 		if len(hashes) == 1 {
 			for h := range hashes {
-				t.Logf("every replica: %s", h)
+				if h != "not serving" {
+					return strings.TrimSpace(h)
+				}
 			}
-			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("replicas differ: %v", hashes)

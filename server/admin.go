@@ -117,6 +117,9 @@ func (s *Server) infoOf(m members.Membership, voters quorum.Config) adminapi.Mem
 	info := adminapi.Membership{ID: s.cfg.ServerID, Groups: voters.Groups, Forest: m.History(),
 		Trees: e.Shape.Trees, Children: e.Shape.Children, Classic: e.Shape.Classic,
 		TickMs: e.Tick.Milliseconds(), ElectionTicks: e.ElectionTicks, Cluster: s.clusterName}
+	if s.cfg.Namespaces.Len() > 0 {
+		info.Namespaces = string(s.cfg.Namespaces.Encode())
+	}
 	if rp, ok := s.pipe.(*replicated); ok {
 		info.Leader = rp.rep.Status().Leader
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/nsmap"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -77,6 +78,10 @@ type Config struct {
 	ServerID members.ID
 	// Ensemble makes the server a member of a replicated ensemble.
 	Ensemble Ensemble
+	// Namespaces are the declared namespaces (giraffe.namespace.NAME
+	// keys, DeclareNamespace); every member of an ensemble must declare
+	// the same (docs/namespaces.md).
+	Namespaces nsmap.Table
 	// pendingAdmin holds giraffe.admin.N values until the server lines
 	// they belong to have all been read.
 	pendingAdmin []members.Member
@@ -98,6 +103,17 @@ func DefaultConfig() Config {
 		ForceSync:              true,
 		ContainerCheckInterval: time.Minute,
 	}
+}
+
+// DeclareNamespace declares the top-level znode name a namespace of
+// level "strong" or "weak", as the zoo.cfg line giraffe.namespace.NAME=LEVEL
+// does; declaring a name again changes its level.
+func (c *Config) DeclareNamespace(name, level string) error {
+	l, err := nsmap.ParseLevel(level)
+	if err != nil {
+		return err
+	}
+	return c.Namespaces.Declare(name, l)
 }
 
 // sessionBounds returns the effective timeout bounds: ZooKeeper derives

@@ -10,6 +10,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/nsmap"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
@@ -128,6 +129,9 @@ func prepareJoin(ctx context.Context, cfg *Config, j Join, admin adminapi.Client
 		if err != nil {
 			return rec, err
 		}
+		if err := sameNamespaces(cfg.Namespaces, m.Namespaces); err != nil {
+			return rec, err
+		}
 		rec = adminapi.JoinRecord{Membership: m, Pending: true}
 		if err := adminapi.SaveJoinRecord(cfg.DataDir, rec); err != nil {
 			return rec, err
@@ -171,4 +175,23 @@ func joinedEnsemble(m adminapi.Membership) Ensemble {
 	v := quorum.Config{Groups: m.Groups}
 	e.Joined = &v
 	return e
+}
+
+// sameNamespaces checks, before a server asks to join, that it declares
+// the namespace table the ensemble declares (theirs, in
+// /zookeeper/namespaces' JSON, empty for none): its peers would refuse it
+// otherwise, after the change that adds it had committed.
+func sameNamespaces(ours nsmap.Table, theirs string) error {
+	other := nsmap.Table{}
+	if theirs != "" {
+		var err error
+		if other, err = nsmap.Decode([]byte(theirs)); err != nil {
+			return fmt.Errorf("the ensemble's namespace table: %w", err)
+		}
+	}
+	if !ours.Equal(other) {
+		return fmt.Errorf("this server declares namespaces %s, the ensemble %s: declare the same giraffe.namespace lines to join it",
+			ours, other)
+	}
+	return nil
 }

@@ -183,6 +183,7 @@ func (r *replicated) applyLoop() {
 		if d.Abandoned != 0 {
 			r.abandon(d.Abandoned)
 		}
+		r.s.noteDeclared()
 		if r.sinceSnap >= r.s.cfg.SnapCount && !r.snapping.Load() {
 			r.snapshot()
 		}

@@ -199,8 +199,9 @@ type refusal struct {
 }
 
 // toOp turns a write request into the op that is ordered, after the checks
-// that need no state and depend on this server's configuration: data size
-// and whether TTL nodes are enabled.
+// that need no state and depend on this server's configuration: data size,
+// whether TTL nodes are enabled, and the namespace roots no client may
+// delete.
 func (s *Server) toOp(op zkproto.OpCode, req zkproto.Record) (txn.Op, *refusal) {
 	if op == zkproto.OpMulti {
 		mr := req.(*zkproto.MultiRequest)
@@ -267,6 +268,10 @@ func (s *Server) singleOp(op zkproto.OpCode, req zkproto.Record) (txn.Op, zkprot
 		return o, zkproto.ErrUnimplemented
 	}
 	if len(o.Data) > s.cfg.MaxDataBytes {
+		return o, zkproto.ErrBadArguments
+	}
+	if o.Kind == txn.KindDelete && s.protectedPath(o.Path) {
+		// As for ZooKeeper's system nodes (DataTree.isSpecialPath).
 		return o, zkproto.ErrBadArguments
 	}
 	return o, zkproto.OK

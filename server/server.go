@@ -82,6 +82,12 @@ type Server struct {
 	snaps    *snapshotter
 	metrics  *metrics
 
+	// nsDeclared is set once the tree has declared the configured
+	// namespaces (namespaces.go); declaring is set while this server's
+	// declaration is in flight.
+	nsDeclared atomic.Bool
+	declaring  atomic.Bool
+
 	ln        net.Listener
 	metricsLn net.Listener
 	metricsSv *http.Server
@@ -122,6 +128,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		// The tree starts empty; the replica delivers the recovered
 		// snapshot and the committed log before anything else.
 		s.tree = datatree.New()
+		s.nsDeclared.Store(s.tree.Declares(s.cfg.Namespaces))
 		rp, err := openReplica(s)
 		if err != nil {
 			return nil, err
@@ -135,6 +142,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.tree = tree
+	s.nsDeclared.Store(tree.Declares(s.cfg.Namespaces))
 	for _, si := range tree.Sessions() {
 		s.sessions.Add(si.ID, time.Duration(si.Timeout)*time.Millisecond, time.Now())
 	}
@@ -157,16 +165,30 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.pipe.start()
-	s.wg.Add(3)
+	rp, replicated := s.pipe.(*replicated)
+	if !replicated {
+		// Before the first client is accepted: clients find the
+		// declared roots from the start.
+		if err := s.declareAtStart(); err != nil {
+			s.Close()
+			return err
+		}
+	}
+	s.wg.Add(4)
 	go s.acceptLoop()
 	go s.expiryLoop()
 	go s.maintenanceLoop()
-	if rp, ok := s.pipe.(*replicated); ok {
+	go s.declareLoop()
+	if replicated {
 		s.wg.Add(1)
 		go s.servingLoop(rp)
 	}
-	s.log.Info("serving", "client", ln.Addr().String(), "dataDir", s.cfg.DataDir,
-		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions()))
+	attrs := []any{"client", ln.Addr().String(), "dataDir", s.cfg.DataDir,
+		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions())}
+	if s.cfg.Namespaces.Len() > 0 {
+		attrs = append(attrs, "namespaces", s.cfg.Namespaces.String())
+	}
+	s.log.Info("serving", attrs...)
 	return nil
 }
 

@@ -76,6 +76,9 @@ func (s *Server) servingFor(t time.Duration) (bool, string) {
 	if g.outside.Load() {
 		return false, "this server is not in the ensemble's committed membership (removed from it, or its addition not applied yet)"
 	}
+	if !s.nsDeclared.Load() {
+		return false, "its tree does not declare the configured namespaces yet (the leader proposes the declaration)"
+	}
 	b := s.bound()
 	if t > 0 && (g.sessionBound.Load() == 0 || t/3 < b) {
 		b = t / 3

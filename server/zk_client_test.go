@@ -94,6 +94,9 @@ func startEnsemble(t *testing.T, shape string, cfg server.Config) target {
 	if cfg.SuperDigest != "" {
 		extra = append(extra, "superDigest="+cfg.SuperDigest)
 	}
+	for _, ns := range cfg.Namespaces.Namespaces() {
+		extra = append(extra, fmt.Sprintf("giraffe.namespace.%s=%s", ns.Name, ns.Level))
+	}
 	c := itest.StartEnsemble(t, sh, extra...)
 	e := &ensembleTarget{}
 	for _, sv := range c.Servers {

@@ -124,7 +124,8 @@ func parseInt(s string) (int, error) {
 // setEnsemble handles the ensemble keys of zoo.cfg: server.N lines in
 // ZooKeeper's format (server.1=host:peerPort[:electionPort][;[clientHost:]clientPort];
 // Giraffe uses one peer port and ignores the second) and giraffe.* keys,
-// the admin port's among them.
+// the admin port's and the namespaces (giraffe.namespace.NAME=strong|weak)
+// among them.
 func (c *Config) setEnsemble(key, val string) (bool, error) {
 	if rest, ok := strings.CutPrefix(key, "giraffe.admin."); ok {
 		id, err := members.ParseID(rest)
@@ -133,6 +134,9 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		}
 		c.pendingAdmin = append(c.pendingAdmin, members.Member{ID: id, Admin: val})
 		return true, nil
+	}
+	if name, ok := strings.CutPrefix(key, "giraffe.namespace."); ok {
+		return true, c.DeclareNamespace(name, val)
 	}
 	if rest, ok := strings.CutPrefix(key, "server."); ok {
 		id, err := members.ParseID(rest)

@@ -162,3 +162,40 @@ func TestAdminKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestNamespaceKeys reads giraffe.namespace.NAME=LEVEL lines; a bad name
+// or level is an error that names the key.
+func TestNamespaceKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, lines, want, err string
+	}{
+		{name: "none", lines: "", want: "none"},
+		{name: "the paper's two", lines: "giraffe.namespace.2=weak\ngiraffe.namespace.1=strong", want: "1=strong,2=weak"},
+		{name: "later line wins", lines: "giraffe.namespace.2=weak\ngiraffe.namespace.2 = strong", want: "2=strong"},
+		{name: "slash", lines: "giraffe.namespace.a/b=weak", err: "giraffe.namespace.a/b: namespace name"},
+		{name: "system subtree", lines: "giraffe.namespace.zookeeper=strong", err: "giraffe.namespace.zookeeper: namespace name"},
+		{name: "empty name", lines: "giraffe.namespace.=weak", err: "giraffe.namespace.: namespace name is empty"},
+		{name: "relative", lines: "giraffe.namespace...=weak", err: "giraffe.namespace..."},
+		{name: "bad level", lines: "giraffe.namespace.2=eventual", err: `giraffe.namespace.2: level "eventual"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "zoo.cfg")
+			os.WriteFile(path, []byte("dataDir="+dir+"\n"+tc.lines+"\n"), 0o644)
+			cfg := DefaultConfig()
+			ignored, err := LoadConfigFile(path, &cfg)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(ignored) > 0 {
+				t.Fatalf("err %v, ignored %v", err, ignored)
+			}
+			if got := cfg.Namespaces.String(); got != tc.want {
+				t.Fatalf("namespaces %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -53,6 +53,9 @@ type Membership struct {
 	ElectionTicks int   `json:"election_ticks"`
 	// Cluster is the name peers present in their handshake.
 	Cluster string `json:"cluster"`
+	// Namespaces is the namespace table the members declare, in
+	// /zookeeper/namespaces' JSON; empty when none is declared.
+	Namespaces string `json:"namespaces,omitempty"`
 }
 
 // Shape returns the ensemble's shape, with Nodes the number of Members.

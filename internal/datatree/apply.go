@@ -10,8 +10,8 @@ import (
 // e.Zxid whatever the outcome. The tree retains e.Op.Data (and the slices
 // inside a multi's ops): the caller must not modify them afterwards.
 //
-// Every op except createSession, deleteContainer and noop must come from a
-// session in the table, or it fails with SESSIONEXPIRED.
+// Every op except createSession, deleteContainer, namespaces and noop must
+// come from a session in the table, or it fails with SESSIONEXPIRED.
 func (t *Tree) Apply(e *txn.Entry) (txn.Result, []Trigger) {
 	t.lastZxid = e.Zxid
 	switch e.Op.Kind {
@@ -25,6 +25,8 @@ func (t *Tree) Apply(e *txn.Entry) (txn.Result, []Trigger) {
 		return t.closeSession(e)
 	case txn.KindDeleteContainer:
 		return t.deleteContainer(e, &e.Op)
+	case txn.KindNamespaces:
+		return t.declareNamespaces(e)
 	case txn.KindNoop:
 		return txn.Result{}, nil
 	}

@@ -107,6 +107,14 @@ func (t *Tree) create(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []Tr
 		owner = e.Session
 	}
 
+	n, trig := t.createNode(e, path, parentPath, parent, o.Data, list, owner, trig)
+	return txn.Result{Path: path, Stat: n.stat()}, trig
+}
+
+// createNode is DataTree.createNode once every check has passed: it adds
+// the node at path, created by entry e, under parent and returns it.
+func (t *Tree) createNode(e *txn.Entry, path, parentPath string, parent *node, data []byte, list []zkproto.ACL,
+	owner int64, trig []Trigger) (*node, []Trigger) {
 	t.beginChange(parent)
 	// The counter wraps at 2^31 (zookeeperProgrammers.md, "Sequence Nodes").
 	parent.cversion++
@@ -114,19 +122,19 @@ func (t *Tree) create(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []Tr
 	t.endChange(parent)
 
 	n := &node{}
-	n.data = o.Data
+	n.data = data
 	n.czxid, n.mzxid, n.pzxid = e.Zxid, e.Zxid, e.Zxid
 	n.ctime, n.mtime = e.Time, e.Time
 	n.owner = owner
 	n.pathHash = hashPath(path)
-	n.dataHash = hashData(o.Data)
+	n.dataHash = hashData(data)
 	_, name, _ := splitPath(path)
 	t.addNode(path, parent, name, n, t.acls.acquire(list))
 
 	trig = append(trig,
 		Trigger{Type: zkproto.EventNodeCreated, Path: path, Zxid: e.Zxid, ACL: n.acl.list},
 		Trigger{Type: zkproto.EventNodeChildrenChanged, Path: parentPath, Zxid: e.Zxid, ACL: parent.acl.list})
-	return txn.Result{Path: path, Stat: n.stat()}, trig
+	return n, trig
 }
 
 // parentForDelete is getParentPathAndValidate: the system nodes and paths
@@ -200,15 +208,21 @@ func (t *Tree) setData(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []T
 	if !versionMatches(o.Version, n.version) {
 		return fail(zkproto.ErrBadVersion), trig
 	}
+	trig = append(trig, t.changeData(o.Path, n, o.Data, e.Zxid, e.Time))
+	return okStat(n), trig
+}
+
+// changeData replaces n's data, as a write at zxid and time now, and
+// returns the trigger of the change.
+func (t *Tree) changeData(path string, n *node, data []byte, zxid, now int64) Trigger {
 	t.beginChange(n)
-	n.data = o.Data
-	n.dataHash = hashData(o.Data)
-	n.mtime = e.Time
-	n.mzxid = e.Zxid
+	n.data = data
+	n.dataHash = hashData(data)
+	n.mtime = now
+	n.mzxid = zxid
 	n.version++
 	t.endChange(n)
-	trig = append(trig, Trigger{Type: zkproto.EventNodeDataChanged, Path: o.Path, Zxid: e.Zxid, ACL: n.acl.list})
-	return okStat(n), trig
+	return Trigger{Type: zkproto.EventNodeDataChanged, Path: path, Zxid: zxid, ACL: n.acl.list}
 }
 
 // setACL is never part of a multi (ZooKeeper's MultiOperationRecord has no

@@ -72,7 +72,7 @@ func (o *Owners) Track(e *txn.Entry, res txn.Result, origin gpaxos.ID) {
 // wherever they are connected).
 func (o *Owners) MovedAway(e *txn.Entry, origin gpaxos.ID) bool {
 	switch e.Op.Kind {
-	case txn.KindCreateSession, txn.KindCloseSession, txn.KindDeleteContainer, txn.KindNoop:
+	case txn.KindCreateSession, txn.KindCloseSession, txn.KindDeleteContainer, txn.KindNoop, txn.KindNamespaces:
 		return false
 	}
 	owner, ok := o.m[e.Session]

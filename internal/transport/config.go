@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/nsmap"
 )
 
 // Defaults of the Config fields left zero.
@@ -55,6 +56,10 @@ type Config struct {
 	// handshake is refused, so that two ensembles sharing hosts cannot
 	// talk to each other by a mistyped address.
 	Cluster string
+	// Namespaces is the namespace table this server was configured with;
+	// its hash travels in the handshake, and a peer with another table
+	// is refused, with a reason naming both tables that both servers log.
+	Namespaces nsmap.Table
 	// AcceptUnknownPeers lets servers missing from Peers connect (their
 	// messages are delivered; replies need an address from SetPeers). Off,
 	// such connections are refused.

@@ -18,8 +18,9 @@
 //
 // Wire format. Every frame is a 4-byte big-endian length followed by that
 // many bytes. A connection starts with a hello frame from the dialer (magic,
-// version, cluster name, sender and expected receiver IDs) answered by an
-// accept-or-reject frame; after that the dialer sends one message per frame,
+// version, cluster name, sender and expected receiver IDs, and, when
+// namespaces are declared, the hash and description of their table)
+// answered by an accept-or-reject frame; after that the dialer sends one message per frame,
 // encoded by Encode (a version byte then the fields, varint-coded). Frames
 // longer than Config.MaxFrameSize, undecodable messages and messages whose
 // From is not the peer that completed the handshake close the connection

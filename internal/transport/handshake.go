@@ -28,6 +28,10 @@ const maxHandshakeFrame = 4096
 // maxClusterName bounds the cluster name carried by a hello.
 const maxClusterName = 1024
 
+// maxNamespacesText bounds the description of the namespace table a hello
+// carries (longer ones are cut: the hash decides, the text explains).
+const maxNamespacesText = 1024
+
 // ErrRejected is wrapped by the error a dialer gets when the peer refused
 // its handshake.
 var ErrRejected = errors.New("transport: handshake rejected")
@@ -38,14 +42,32 @@ var errBadHandshake = errors.New("transport: malformed handshake")
 type hello struct {
 	Cluster  string
 	From, To gpaxos.ID // the dialer, and whom it believes it dialed
+	// Namespaces is the hash of the dialer's namespace table (0: none
+	// declared) and NamespacesText its description, for the log lines
+	// of a refusal.
+	Namespaces     uint64
+	NamespacesText string
 }
 
+// encode writes the hello. The namespace fields follow the cluster name
+// only when a table is declared, so that a server without namespaces
+// introduces itself exactly as one that does not know them.
 func (h hello) encode() []byte {
 	b := append(helloMagic[:], handshakeVersion)
 	b = binary.AppendUvarint(b, uint64(h.From))
 	b = binary.AppendUvarint(b, uint64(h.To))
 	b = binary.AppendUvarint(b, uint64(len(h.Cluster)))
-	return append(b, h.Cluster...)
+	b = append(b, h.Cluster...)
+	if h.Namespaces == 0 {
+		return b
+	}
+	b = binary.LittleEndian.AppendUint64(b, h.Namespaces)
+	text := h.NamespacesText
+	if len(text) > maxNamespacesText {
+		text = text[:maxNamespacesText-3] + "..."
+	}
+	b = binary.AppendUvarint(b, uint64(len(text)))
+	return append(b, text...)
 }
 
 func decodeHello(b []byte) (hello, error) {
@@ -63,10 +85,24 @@ func decodeHello(b []byte) (hello, error) {
 	if d.err != nil {
 		return h, fmt.Errorf("%w: %v", errBadHandshake, d.err)
 	}
-	if n > maxClusterName || n != len(d.b) {
-		return h, fmt.Errorf("%w: cluster name length %d with %d bytes left", errBadHandshake, n, len(d.b))
+	if n > maxClusterName {
+		return h, fmt.Errorf("%w: cluster name length %d", errBadHandshake, n)
 	}
-	h.Cluster = string(d.b)
+	h.Cluster = string(d.b[:n])
+	d.b = d.b[n:]
+	if len(d.b) == 0 {
+		return h, nil
+	}
+	h.Namespaces = d.uint64()
+	n = d.count(1, "namespace table bytes")
+	if d.err != nil {
+		return h, fmt.Errorf("%w: %v", errBadHandshake, d.err)
+	}
+	if h.Namespaces == 0 || n > maxNamespacesText || n != len(d.b) {
+		return h, fmt.Errorf("%w: namespace table hash %#x, text length %d with %d bytes left",
+			errBadHandshake, h.Namespaces, n, len(d.b))
+	}
+	h.NamespacesText = string(d.b)
 	return h, nil
 }
 

@@ -149,6 +149,13 @@ func (t *Transport) checkHello(h hello) string {
 	switch {
 	case h.Cluster != t.cfg.Cluster:
 		return fmt.Sprintf("cluster %q, this server belongs to %q", h.Cluster, t.cfg.Cluster)
+	case h.Namespaces != t.cfg.Namespaces.Hash():
+		theirs := h.NamespacesText
+		if h.Namespaces == 0 {
+			theirs = "none"
+		}
+		return fmt.Sprintf("namespace tables differ: server %d declares %s (hash %#x), server %d declares %s (hash %#x)",
+			h.From, theirs, h.Namespaces, t.cfg.ID, t.cfg.Namespaces, t.cfg.Namespaces.Hash())
 	case h.To != t.cfg.ID:
 		return fmt.Sprintf("dialed server %d, reached server %d", h.To, t.cfg.ID)
 	case h.From == gpaxos.None || h.From == t.cfg.ID:

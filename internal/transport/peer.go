@@ -224,7 +224,8 @@ func (p *peer) connect(addr string) (net.Conn, error) {
 	if err := c.SetDeadline(time.Now().Add(cfg.HandshakeTimeout)); err != nil {
 		return fail(err)
 	}
-	h := hello{Cluster: cfg.Cluster, From: cfg.ID, To: p.id}.encode()
+	h := hello{Cluster: cfg.Cluster, From: cfg.ID, To: p.id,
+		Namespaces: cfg.Namespaces.Hash(), NamespacesText: cfg.Namespaces.String()}.encode()
 	if _, err := c.Write(append(appendFrameHeader(nil, len(h)), h...)); err != nil {
 		return fail(err)
 	}

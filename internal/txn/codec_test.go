@@ -34,6 +34,7 @@ func sampleEntries() []*Entry {
 		{Zxid: 9, Session: 9, Op: Op{Kind: KindCloseSession}},
 		{Zxid: 10, Time: -1, Op: Op{Kind: KindDeleteContainer, Path: "/c"}},
 		{Zxid: -1 << 63, Time: 1<<63 - 1, Session: -1, Op: Op{Kind: KindNoop}},
+		{Zxid: 11, Time: 12, Op: Op{Kind: KindNamespaces, Data: []byte(`{"1":"strong","2":"weak"}`)}},
 	}
 }
 
@@ -106,7 +107,7 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"trailing byte", append(append([]byte(nil), base...), 0)},
 		{"unknown entry field", patch(maskOff, 0, 0, 0, 8)},
 		{"kind zero", patch(opOff+3, 0)},
-		{"unknown kind", patch(opOff+3, 11)},
+		{"unknown kind", patch(opOff+3, 12)},
 		{"unknown op field", patch(opOff, 1)},
 		{"null auth", append(patch(maskOff+3, 1)[:opOff], append([]byte{0xff, 0xff, 0xff, 0xff}, base[opOff:]...)...)},
 		{"zero timeout", append(patch(maskOff+3, 2)[:opOff], append([]byte{0, 0, 0, 0}, base[opOff:]...)...)},
@@ -132,13 +133,13 @@ func TestUnmarshalRejects(t *testing.T) {
 }
 
 func TestKindString(t *testing.T) {
-	for k := KindCreate; k <= KindNoop; k++ {
+	for k := KindCreate; k <= KindNamespaces; k++ {
 		if !k.Valid() || k.String() == "" || k.String()[0] == 'k' {
 			t.Errorf("kind %d: Valid=%v String=%q", k, k.Valid(), k.String())
 		}
 	}
-	if Kind(0).Valid() || Kind(11).Valid() || Kind(0).String() != "kind(0)" {
-		t.Errorf("invalid kinds: %v %v %q", Kind(0).Valid(), Kind(11).Valid(), Kind(0).String())
+	if Kind(0).Valid() || Kind(12).Valid() || Kind(0).String() != "kind(0)" {
+		t.Errorf("invalid kinds: %v %v %q", Kind(0).Valid(), Kind(12).Valid(), Kind(0).String())
 	}
 }
 

@@ -11,6 +11,7 @@ import "github.com/giraffe-coord/giraffe/zkproto"
 //	KindCheck:     Path, Version
 //	KindMulti:     Ops (each a create, delete, setData or check)
 //	KindDeleteContainer: Path
+//	KindNamespaces: Data (the table)
 //
 // A nil Data is kept distinct from an empty one, as ZooKeeper keeps a null
 // buffer distinct from an empty one.

@@ -32,17 +32,23 @@ const (
 	KindDeleteContainer Kind = 9
 	// KindNoop changes nothing; sync uses it, and a new leader's first entry.
 	KindNoop Kind = 10
+	// KindNamespaces declares the namespace table in Op.Data (package
+	// nsmap's encoding): every declared root becomes a persistent znode and
+	// /zookeeper/namespaces publishes the table. The server that decides
+	// for the ensemble proposes it when the tree's table differs from the
+	// configured one.
+	KindNamespaces Kind = 11
 )
 
 var kindNames = [...]string{
 	KindCreate: "create", KindDelete: "delete", KindSetData: "setData",
 	KindSetACL: "setACL", KindCheck: "check", KindMulti: "multi",
 	KindCreateSession: "createSession", KindCloseSession: "closeSession",
-	KindDeleteContainer: "deleteContainer", KindNoop: "noop",
+	KindDeleteContainer: "deleteContainer", KindNoop: "noop", KindNamespaces: "namespaces",
 }
 
 // Valid reports whether k is one of the defined kinds.
-func (k Kind) Valid() bool { return k >= KindCreate && k <= KindNoop }
+func (k Kind) Valid() bool { return k >= KindCreate && k <= KindNamespaces }
 
 // String returns the kind's name.
 func (k Kind) String() string {

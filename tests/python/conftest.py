@@ -92,10 +92,11 @@ class GiraffeEnsemble:
         "forest-9-3-3": ["--nodes", "9", "--trees", "3", "--children", "3"],
     }
 
-    def __init__(self, shape):
+    def __init__(self, shape, sets=()):
         self.bin = os.environ.get("GIRAFFE_BIN", os.path.join(os.path.dirname(__file__), "../../bin/giraffe"))
         self.dir = tempfile.mkdtemp(prefix="giraffe-py-ens-")
         self.shape = shape
+        self.sets = list(sets)  # extra zoo.cfg lines, key=value
         self.nodes = int(self.SHAPES[shape][1])
         self.base = _free_base(3 * self.nodes)  # client, peer and metrics ports
 
@@ -120,7 +121,7 @@ class GiraffeEnsemble:
     def start(self):
         sets = ["tickTime=200", "minSessionTimeout=400", "maxSessionTimeout=60000",
                 "zookeeper.extendedTypesEnabled=true", "znode.container.checkIntervalMs=200",
-                "superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU="]
+                "superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU="] + self.sets
         args = [self.bin, "cluster", "start", "--dir", self.dir, "--base-port", str(self.base), "--tick-ms", "20"]
         args += self.SHAPES[self.shape]
         for kv in sets:
