@@ -3,7 +3,9 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -224,6 +226,19 @@ func (p *peer) connect(addr string) (net.Conn, error) {
 	if err := c.SetDeadline(time.Now().Add(cfg.HandshakeTimeout)); err != nil {
 		return fail(err)
 	}
+	if cfg.TLS != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		tc := tls.Client(c, cfg.TLS.Client(host))
+		if !p.swapConn(c, tc) {
+			return fail(net.ErrClosed)
+		}
+		c = tc
+		if err := tc.HandshakeContext(p.ctx); err != nil {
+			// Refused by the peer, or the peer's certificate refused here:
+			// either way, logged as the peer's rejection is.
+			return fail(fmt.Errorf("%w: TLS: %w", ErrRejected, err))
+		}
+	}
 	h := hello{Cluster: cfg.Cluster, From: cfg.ID, To: p.id,
 		Namespaces: cfg.Namespaces.Hash(), NamespacesText: cfg.Namespaces.String()}.encode()
 	if _, err := c.Write(append(appendFrameHeader(nil, len(h)), h...)); err != nil {
@@ -367,6 +382,19 @@ func (p *peer) setConn(c net.Conn, addr string) bool {
 		return false
 	}
 	p.conn = c
+	return true
+}
+
+// swapConn makes c, the connection being dialed, tc, the TLS connection
+// over it, so that shutting the peer down closes tc; false if c is no
+// longer the peer's connection.
+func (p *peer) swapConn(c, tc net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn != c {
+		return false
+	}
+	p.conn = tc
 	return true
 }
 
