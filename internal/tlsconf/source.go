@@ -15,8 +15,8 @@ import (
 
 // Source gives the TLS configuration of each new connection from one set
 // of Settings. It reads the key store and trust store when it is made, and
-// again whenever either file's size or modification time has changed when
-// a connection starts; a file that does not read well then (half written,
+// again whenever either file has changed (size, modification time, or
+// another file renamed into its place) when a connection starts; a file that does not read well then (half written,
 // a key that does not match its certificate) is logged and the previous
 // content kept, so a botched rotation never takes the port down.
 // Connections already open keep the certificates they were made with.
@@ -37,10 +37,20 @@ type material struct {
 	roots *x509.CertPool // nil when there is no trust store
 }
 
-// stamp identifies a version of a file.
+// stamp identifies a version of a file: its size and modification time,
+// and the file itself, so that a file renamed into place is noticed even
+// within the clock's granularity.
 type stamp struct {
 	size int64
 	mod  time.Time
+	fi   os.FileInfo
+}
+
+func (a stamp) same(b stamp) bool {
+	if a.fi == nil || b.fi == nil {
+		return a.fi == nil && b.fi == nil
+	}
+	return a.size == b.size && a.mod.Equal(b.mod) && os.SameFile(a.fi, b.fi)
 }
 
 // New reads the stores of set. name is the keys' prefix, used in errors
@@ -148,7 +158,7 @@ func (s *Source) material() material {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.stat()
-	if now == s.stamps {
+	if now[0].same(s.stamps[0]) && now[1].same(s.stamps[1]) {
 		return s.cur
 	}
 	s.stamps = now
@@ -173,7 +183,7 @@ func (s *Source) stat() [2]stamp {
 			continue
 		}
 		if fi, err := os.Stat(f); err == nil {
-			out[i] = stamp{fi.Size(), fi.ModTime()}
+			out[i] = stamp{fi.Size(), fi.ModTime(), fi}
 		}
 	}
 	return out
