@@ -163,7 +163,7 @@ func (p *peer) isStopped() bool {
 
 // dial connects and handshakes, retrying with backoff; nil after shutdown.
 func (p *peer) dial(bo *backoff) net.Conn {
-	failures := 0
+	failures, wasRejected := 0, false
 	for !p.isStopped() {
 		p.mu.Lock()
 		addr := p.addr
@@ -179,12 +179,17 @@ func (p *peer) dial(bo *backoff) net.Conn {
 		}
 		p.t.stats.dialFailures.Add(1)
 		failures++
-		// The first failure of a streak is worth a line; a peer that stays
-		// down for minutes would otherwise flood the log at the backoff rate.
+		// The first failure of a streak is worth a line, and so is a
+		// change between unreachable and refused (a peer that was down
+		// comes back and refuses the handshake, or its certificate is
+		// refused here); a peer that stays down for minutes would
+		// otherwise flood the log at the backoff rate.
+		rejected := errors.Is(err, ErrRejected)
 		level := slog.LevelDebug
-		if failures == 1 || errors.Is(err, ErrRejected) && failures%100 == 1 {
+		if failures == 1 || rejected != wasRejected || rejected && failures%100 == 1 {
 			level = slog.LevelWarn
 		}
+		wasRejected = rejected
 		p.log.Log(context.Background(), level, "transport: cannot connect to peer", "addr", addr, "err", err, "attempt", failures)
 		t := time.NewTimer(bo.next())
 		select {
