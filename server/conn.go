@@ -105,7 +105,7 @@ func (c *conn) close(reason string) {
 	c.s.log.Debug("closing connection", "remote", c.nc.RemoteAddr().String(),
 		"session", sessionHex(c.sessionID()), "reason", reason)
 	close(c.done)
-	c.nc.Close()
+	closeNow(c.nc)
 }
 
 // closeAfterFlush closes the connection once everything queued is sent.

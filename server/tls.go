@@ -60,6 +60,18 @@ func (s *Server) secureConn(nc net.Conn) net.Conn {
 	return tls.Server(nc, s.clientTLS.Server(remoteIP(nc)))
 }
 
+// closeNow closes nc at once. A TLS connection is closed under its TLS
+// layer, without the close_notify alert: crypto/tls waits up to five
+// seconds to send it to a client that does not read, and the callers
+// (the server's shutdown, a connection past its outbox limit) must not
+// wait; the ZooKeeper protocol, not TLS, says when a session ends.
+func closeNow(nc net.Conn) error {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return tc.NetConn().Close()
+	}
+	return nc.Close()
+}
+
 // tlsHandshake runs the TLS handshake of a connection from the secure
 // client port, before anything is read from it, and gives the connection
 // the x509 id of the certificate its client presented (and the super id
