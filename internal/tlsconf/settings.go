@@ -204,24 +204,25 @@ func parseCipherSuites(val string) ([]uint16, error) {
 
 // check reports the first setting that cannot work for a side that
 // presents its key (both sides do) and, unless it asks nothing of the
-// other side, verifies it against the trust store.
+// other side, verifies it against the trust store. Errors start with the
+// key's name, without its prefix.
 func (s *Settings) check() error {
 	if s.KeyStore == "" {
 		return errors.New("keyStore.location is not set")
 	}
 	if err := checkStoreFile(s.KeyStore); err != nil {
-		return err
+		return fmt.Errorf("keyStore.location %s: %w", s.KeyStore, err)
 	}
 	if s.TrustStore == "" && s.ClientAuth != None {
 		return fmt.Errorf("trustStore.location is not set (needed to verify certificates; clientAuth is %s)", s.ClientAuth)
 	}
 	if s.TrustStore != "" {
 		if err := checkStoreFile(s.TrustStore); err != nil {
-			return err
+			return fmt.Errorf("trustStore.location %s: %w", s.TrustStore, err)
 		}
 	}
 	if s.MinVersion != 0 && s.MaxVersion != 0 && s.MinVersion > s.MaxVersion {
-		return errors.New("no TLS version enabled")
+		return errors.New("enabledProtocols: no TLS version enabled")
 	}
 	return nil
 }
