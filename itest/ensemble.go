@@ -63,16 +63,16 @@ func StartEnsembleSpec(t testing.TB, sh members.Shape, edit func(*launcher.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := freeRange(4 * (sh.Nodes + 4)) // client, peer, metrics and admin ports, and room for 4 joins
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	spec := launcher.Spec{Shape: sh, Dir: dir, BasePort: base, Binary: bin, TickMs: 20, ElectionTicks: 10,
+	spec := launcher.Spec{Shape: sh, Dir: dir, Binary: bin, TickMs: 20, ElectionTicks: 10,
 		Extra: []string{"minSessionTimeout=400", "maxSessionTimeout=60000", "extendedTypesEnabled=true",
 			"znode.container.checkIntervalMs=200"}}
 	if edit != nil {
 		edit(&spec)
+	}
+	// Every server's ports, and room for 4 joins.
+	if spec.BasePort, err = freeRange(spec.PortsPerServer() * (spec.Nodes + 4)); err != nil {
+		t.Fatal(err)
 	}
 	c, err := launcher.Start(spec, 30*time.Second)
 	if c != nil {

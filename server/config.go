@@ -10,6 +10,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/nsmap"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
+	"github.com/giraffe-coord/giraffe/internal/tlsconf"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -22,8 +23,31 @@ type Config struct {
 	DataLogDir string
 	// ClientAddr is the host the client port listens on ("" = all).
 	ClientAddr string
-	// ClientPort is the ZooKeeper client port.
+	// ClientPort is the ZooKeeper client port; NoClientPort closes it,
+	// which a server with a SecureClientPort may do (a zoo.cfg that sets
+	// secureClientPort and no clientPort does).
 	ClientPort int
+	// SecureClientPort, when > 0, opens a second client port that speaks
+	// the same protocol over TLS only (secureClientPort), configured by
+	// ClientTLS. A client there that presents a certificate the trust
+	// store accepts holds the id x509:<its subject>.
+	SecureClientPort int
+	// SecureClientAddr is the host the secure client port listens on
+	// (secureClientPortAddress; "" = all).
+	SecureClientAddr string
+	// ClientTLS configures the secure client port: the ssl.* keys.
+	ClientTLS tlsconf.Settings
+	// SSLQuorum makes every link between ensemble members mutual TLS,
+	// configured by QuorumTLS (sslQuorum).
+	SSLQuorum bool
+	// QuorumTLS configures the links between members: the ssl.quorum.*
+	// keys. Its ClientAuth must stay Need: both members of a link prove
+	// who they are.
+	QuorumTLS tlsconf.Settings
+	// X509SuperUser is the certificate subject whose holder bypasses every
+	// ACL, as the super digest's does
+	// (zookeeper.X509AuthenticationProvider.superUser).
+	X509SuperUser string
 	// MetricsPort serves Prometheus metrics on /metrics when > 0, and the
 	// committed membership on /membership; it is read-only (GET and HEAD)
 	// and listens on the host of ClientAddr.
@@ -89,10 +113,15 @@ type Config struct {
 	adminToken string
 }
 
+// NoClientPort as Config.ClientPort: no plain client port.
+const NoClientPort = -1
+
 // DefaultConfig returns ZooKeeper's defaults.
 func DefaultConfig() Config {
 	return Config{
 		ClientPort:             2181,
+		ClientTLS:              tlsconf.Defaults(false),
+		QuorumTLS:              tlsconf.Defaults(true),
 		TickTime:               2000 * time.Millisecond,
 		MaxClientCnxns:         60,
 		MaxPacket:              zkproto.DefaultMaxPacket,
@@ -155,8 +184,15 @@ func (c *Config) Validate() error {
 	switch {
 	case c.DataDir == "":
 		return fmt.Errorf("config: dataDir is required")
-	case c.ClientPort < 0 || c.ClientPort > 65535:
+	case (c.ClientPort < 0 && c.ClientPort != NoClientPort) || c.ClientPort > 65535:
 		return fmt.Errorf("config: clientPort %d out of range", c.ClientPort)
+	case c.SecureClientPort < 0 || c.SecureClientPort > 65535:
+		return fmt.Errorf("config: secureClientPort %d out of range", c.SecureClientPort)
+	case c.ClientPort == NoClientPort && c.SecureClientPort == 0:
+		return fmt.Errorf("config: neither clientPort nor secureClientPort is set")
+	case c.SSLQuorum && c.QuorumTLS.ClientAuth != tlsconf.Need:
+		return fmt.Errorf("config: ssl.quorum.clientAuth is %s; members always require each other's certificates (need)",
+			c.QuorumTLS.ClientAuth)
 	case c.TickTime <= 0:
 		return fmt.Errorf("config: tickTime must be positive")
 	case c.MaxPacket < 1024:

@@ -105,7 +105,7 @@ func (c *conn) close(reason string) {
 	c.s.log.Debug("closing connection", "remote", c.nc.RemoteAddr().String(),
 		"session", sessionHex(c.sessionID()), "reason", reason)
 	close(c.done)
-	c.nc.Close()
+	closeNow(c.nc)
 }
 
 // closeAfterFlush closes the connection once everything queued is sent.
@@ -214,6 +214,9 @@ func (c *conn) readLoop() {
 		c.s.metrics.connections.Dec()
 	}()
 	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	if reason = c.tlsHandshake(); reason != "" {
+		return
+	}
 	if head, err := c.br.Peek(4); err == nil {
 		if word, ok := zkproto.FourLetterWord([4]byte(head)); ok {
 			c.br.Discard(4)
@@ -456,6 +459,10 @@ func (c *conn) enqueueProposal(pr *proposal) bool {
 // auth handles an AuthPacket. The Java client sends it with xid -4, other
 // clients with an ordinary xid; as ZooKeeper does, the reply echoes it.
 func (c *conn) auth(xid zkproto.Xid, ap *zkproto.AuthPacket) string {
+	if ap.Scheme == "x509" {
+		c.authX509(xid)
+		return ""
+	}
 	id, err := acl.Authenticate(ap.Scheme, ap.Auth, c.ip)
 	if err != nil {
 		c.s.log.Info("authentication failed", "remote", c.nc.RemoteAddr().String(), "scheme", ap.Scheme, "err", err)

@@ -10,15 +10,17 @@ import (
 )
 
 // This file is the server's table of client connections: accepting them
-// (on the client port, or handed over in-process), the per-address limit,
+// (on the client ports, or handed over in-process), the per-address limit,
 // and which connection holds which session.
 
-// acceptLoop accepts client connections until the server closes.
-func (s *Server) acceptLoop() {
+// acceptLoop accepts client connections on ln, a client port, until the
+// server closes. A connection from the secure client port is served over
+// TLS (tls.go).
+func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
 	var backoff time.Duration
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.closing.Load() {
 				return
@@ -34,6 +36,9 @@ func (s *Server) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		if ln == s.secureLn {
+			nc = s.secureConn(nc)
+		}
 		s.admit(nc)
 	}
 }

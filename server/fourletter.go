@@ -239,8 +239,12 @@ func (s *Server) writeMntr(b *strings.Builder) {
 
 func (s *Server) writeConf(b *strings.Builder) {
 	lo, hi := s.cfg.sessionBounds()
-	fmt.Fprintf(b, "clientPort=%d\nclientPortAddress=%s\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\n",
-		s.cfg.ClientPort, s.cfg.ClientAddr, s.cfg.snapDir(), s.cfg.logDir(), s.cfg.TickTime.Milliseconds())
+	secure := -1 // ZooKeeper's answer without a secure port, as NoClientPort is
+	if s.cfg.SecureClientPort > 0 {
+		secure = s.cfg.SecureClientPort
+	}
+	fmt.Fprintf(b, "clientPort=%d\nclientPortAddress=%s\nsecureClientPort=%d\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\n",
+		s.cfg.ClientPort, s.cfg.ClientAddr, secure, s.cfg.snapDir(), s.cfg.logDir(), s.cfg.TickTime.Milliseconds())
 	fmt.Fprintf(b, "maxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nserverId=%d\n",
 		s.cfg.MaxClientCnxns, lo.Milliseconds(), hi.Milliseconds(), s.cfg.ServerID)
 	fmt.Fprintf(b, "jute.maxbuffer=%d\nsnapCount=%d\nautopurge.snapRetainCount=%d\nforceSync=%v\n",

@@ -23,6 +23,10 @@ type metrics struct {
 	sessionsCreated prometheus.Counter
 	sessionsExpired prometheus.Counter
 	snapshots       prometheus.Counter
+
+	// tlsHandshakeFailures counts clients refused in the TLS handshake
+	// of the secure client port.
+	tlsHandshakeFailures prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -39,6 +43,9 @@ func newMetrics() *metrics {
 		}),
 		connRejected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_connections_rejected_total", Help: "Connections refused by the per-IP limit.",
+		}),
+		tlsHandshakeFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_tls_handshake_failures_total", Help: "Clients of the secure client port refused in the TLS handshake.",
 		}),
 		applied: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_entries_applied_total", Help: "Log entries applied to the data tree.",
@@ -61,7 +68,7 @@ func newMetrics() *metrics {
 			Name: "giraffe_snapshots_total", Help: "Snapshots written.",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.badInput, m.connections, m.connRejected, m.applied,
+	m.reg.MustRegister(m.requests, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -13,7 +13,8 @@ import (
 // newTCPTransport listens on this member's peer port. The cluster name in
 // the handshake is derived from the server list, so a server started with
 // another ensemble's configuration is refused instead of mixing in; so is
-// a server with another namespace table.
+// a server with another namespace table. With sslQuorum every link is
+// mutual TLS.
 func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, error) {
 	self := s.cfg.Self()
 	others := map[gpaxos.ID]string{}
@@ -31,11 +32,15 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	if name := s.cfg.Ensemble.ClusterName; name != "" {
 		s.clusterName = name // a joined server: the name the ensemble was born with
 	}
-	t, err := transport.New(transport.Config{ID: self.ID, ListenAddr: self.Peer, Peers: others,
+	cfg := transport.Config{ID: self.ID, ListenAddr: self.Peer, Peers: others,
 		Cluster: s.clusterName, Namespaces: s.cfg.Namespaces, Logger: s.log, FaultInjection: s.cfg.FaultInjection,
 		// Appends carry batches, but acknowledgments and heartbeats are
 		// many small messages: room for a few thousand per peer.
-		QueueLen: 16384})
+		QueueLen: 16384}
+	if s.quorumTLS != nil {
+		cfg.TLS = s.quorumTLS // sslQuorum
+	}
+	t, err := transport.New(cfg)
 	if err != nil {
 		return nil, err
 	}

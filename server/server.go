@@ -21,6 +21,9 @@
 //   - conns.go, conn.go, requests.go, sessions.go, fourletter.go, apply.go:
 //     the ZooKeeper front end (connections, requests, sessions, the
 //     four-letter words, applying entries and firing watches);
+//   - tls.go: the secure client port, the x509 ids its clients'
+//     certificates give them, and the TLS of the links between members
+//     (sslQuorum);
 //   - pipeline.go, storage.go: the standalone orderer (log, fsync,
 //     snapshots, recovery);
 //   - replicated.go, owners.go, peers.go, peers_tcp.go: the ensemble
@@ -44,6 +47,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/sessions"
+	"github.com/giraffe-coord/giraffe/internal/tlsconf"
 	"github.com/giraffe-coord/giraffe/internal/transport"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 )
@@ -88,7 +92,10 @@ type Server struct {
 	nsDeclared atomic.Bool
 	declaring  atomic.Bool
 
-	ln        net.Listener
+	ln        net.Listener // the plain client port; nil with NoClientPort
+	secureLn  net.Listener // the secure client port (tls.go), or nil
+	clientTLS *tlsconf.Source
+	quorumTLS *tlsconf.Source
 	metricsLn net.Listener
 	metricsSv *http.Server
 	adminLn   net.Listener
@@ -121,6 +128,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		done:      make(chan struct{}),
 		metrics:   newMetrics(),
 	}
+	if err := s.openTLS(); err != nil {
+		return nil, err
+	}
 	s.snaps = newSnapshotter(s)
 	s.sessions = sessions.NewTracker(int64(s.cfg.ServerID), time.Now())
 	s.guard = newServingGuard()
@@ -151,16 +161,22 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Start listens on the client port (and the metrics and admin ports) and
-// serves until Close.
+// Start listens on the client ports, plain and secure (and the metrics and
+// admin ports), and serves until Close.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.ClientAddr, fmt.Sprint(s.cfg.ClientPort)))
-	if err != nil {
-		return err
+	if s.cfg.ClientPort != NoClientPort {
+		ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.ClientAddr, fmt.Sprint(s.cfg.ClientPort)))
+		if err != nil {
+			return err
+		}
+		s.ln = ln
 	}
-	s.ln = ln
-	if err := s.startHTTP(); err != nil {
-		ln.Close()
+	err := s.listenSecure()
+	if err == nil {
+		err = s.startHTTP()
+	}
+	if err != nil {
+		s.closeListeners()
 		s.stopHTTP()
 		return err
 	}
@@ -174,8 +190,13 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
-	s.wg.Add(4)
-	go s.acceptLoop()
+	for _, ln := range []net.Listener{s.ln, s.secureLn} {
+		if ln != nil {
+			s.wg.Add(1)
+			go s.acceptLoop(ln)
+		}
+	}
+	s.wg.Add(3)
 	go s.expiryLoop()
 	go s.maintenanceLoop()
 	go s.declareLoop()
@@ -183,7 +204,7 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.servingLoop(rp)
 	}
-	attrs := []any{"client", ln.Addr().String(), "dataDir", s.cfg.DataDir,
+	attrs := []any{"client", addrString(s.ln), "secureClient", addrString(s.secureLn), "dataDir", s.cfg.DataDir,
 		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions())}
 	if s.cfg.Namespaces.Len() > 0 {
 		attrs = append(attrs, "namespaces", s.cfg.Namespaces.String())
@@ -192,8 +213,31 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// Addr returns the client listener's address (after Start).
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+// Addr returns the client listener's address (after Start): the plain
+// client port's, or the secure one's when there is no plain port.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return s.SecureAddr()
+	}
+	return s.ln.Addr()
+}
+
+// closeListeners closes the client ports.
+func (s *Server) closeListeners() {
+	for _, ln := range []net.Listener{s.ln, s.secureLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+// addrString is a listener's address, or "none".
+func addrString(ln net.Listener) string {
+	if ln == nil {
+		return "none"
+	}
+	return ln.Addr().String()
+}
 
 // MetricsAddr returns the metrics listener's address, or nil.
 func (s *Server) MetricsAddr() net.Addr {
@@ -229,9 +273,7 @@ func (s *Server) Err() error {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
-		if s.ln != nil {
-			s.ln.Close()
-		}
+		s.closeListeners()
 		s.stopHTTP()
 		s.connsMu.Lock()
 		for _, c := range s.conns {

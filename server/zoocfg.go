@@ -30,6 +30,7 @@ func LoadConfigFile(path string, c *Config) (ignored []string, err error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	line := 0
+	clientPortSet := false
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
@@ -42,6 +43,7 @@ func LoadConfigFile(path string, c *Config) (ignored []string, err error) {
 		}
 		key := strings.TrimSpace(text[:i])
 		val := strings.TrimSpace(text[i+1:])
+		clientPortSet = clientPortSet || key == "clientPort"
 		known, err := c.set(key, val)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %s: %w", path, line, key, err)
@@ -49,6 +51,10 @@ func LoadConfigFile(path string, c *Config) (ignored []string, err error) {
 		if !known {
 			ignored = append(ignored, key)
 		}
+	}
+	if c.SecureClientPort > 0 && !clientPortSet {
+		// As ZooKeeper: with only secureClientPort, clients speak TLS.
+		c.ClientPort = NoClientPort
 	}
 	return ignored, sc.Err()
 }
@@ -109,6 +115,37 @@ func (c *Config) set(key, val string) (bool, error) {
 	case "serverId":
 		c.ServerID, err = members.ParseID(val)
 	default:
+		return c.setTLS(key, val)
+	}
+	return true, err
+}
+
+// setTLS handles the TLS keys: the secure client port, sslQuorum, the
+// x509 super user, and the ssl.* and ssl.quorum.* keys, which ZooKeeper
+// takes from zoo.cfg or, with a "zookeeper." prefix, from system
+// properties (both spellings are read here).
+func (c *Config) setTLS(key, val string) (bool, error) {
+	var err error
+	switch key {
+	case "secureClientPort":
+		c.SecureClientPort, err = strconv.Atoi(val)
+	case "secureClientPortAddress":
+		c.SecureClientAddr = val
+	case "sslQuorum":
+		c.SSLQuorum, err = strconv.ParseBool(val)
+	case "zookeeper.X509AuthenticationProvider.superUser", "X509AuthenticationProvider.superUser":
+		c.X509SuperUser = val
+	case "serverCnxnFactory", "zookeeper.serverCnxnFactory":
+		// ZooKeeper needs its Netty factory for TLS; Giraffe has one kind
+		// of connection, which speaks both.
+	default:
+		k := strings.TrimPrefix(key, "zookeeper.")
+		if rest, ok := strings.CutPrefix(k, "ssl.quorum."); ok {
+			return c.QuorumTLS.Set(rest, val)
+		}
+		if rest, ok := strings.CutPrefix(k, "ssl."); ok {
+			return c.ClientTLS.Set(rest, val)
+		}
 		return c.setEnsemble(key, val)
 	}
 	return true, err

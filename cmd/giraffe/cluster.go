@@ -76,10 +76,18 @@ read-only) on base-port+2*nodes+i-1 and its admin port (membership changes,
 fault injection) on base-port+3*nodes+i-1, on 127.0.0.1. The admin port
 demands the token start writes to DIR/admin.token (mode 0600), which join,
 leave and fault read from there. Fault injection is off unless
---fault-injection is given.`,
+--fault-injection is given.
+
+With --tls, start makes a throw-away certificate authority in DIR/tls
+(ca.pem, its key, and client.pem, a client's key and certificate) and a
+certificate per server (DIR/s<id>/server.pem); every server then also
+serves TLS clients on base-port+4*nodes+i-1, requiring a client
+certificate the authority signed (ssl.clientAuth=need), and talks to its
+peers over mutual TLS (sslQuorum=true). The plain client ports stay open.`,
 		Example: `  giraffe cluster start --nodes 9 --trees 3 --children 3
   giraffe cluster start --nodes 3 --classic --dir /tmp/g3 --base-port 3181
-  giraffe cluster start --nodes 3 --classic --fault-injection   # tests: allows cluster fault`,
+  giraffe cluster start --nodes 3 --classic --fault-injection   # tests: allows cluster fault
+  giraffe cluster start --nodes 3 --classic --tls               # secure client ports, TLS between peers`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := launcher.Start(spec, wait)
@@ -94,6 +102,12 @@ leave and fault read from there. Fault injection is off unless
 				shape = "classic (one group, star)"
 			}
 			fmt.Fprintf(out, "%d servers, %s; `giraffe cluster status --dir %s` shows roles\n", spec.Nodes, shape, c.Spec.Dir)
+			if spec.TLS {
+				f := launcher.TLSFilesIn(c.Spec.Dir)
+				fmt.Fprintf(out, "TLS connect string: %s (client certificate required; peers use mutual TLS)\n", c.SecureConnectString())
+				fmt.Fprintf(out, "  trust store %s, client key store %s (x509:%s)\n", f.CA, f.Client, f.ClientSubject)
+				fmt.Fprintf(out, "  kazoo: KazooClient(hosts, use_ssl=True, ca=%q, certfile=%q, keyfile=%q)\n", f.CA, f.Client, f.Client)
+			}
 			if err != nil || !foreground {
 				return err
 			}
@@ -114,6 +128,7 @@ leave and fault read from there. Fault injection is off unless
 	f.IntVar(&spec.BasePort, "base-port", 2181, "client port of server 1")
 	f.BoolVar(&spec.NoSync, "no-sync", false, "turn fsync off (tests only: acknowledged writes can be lost on a machine crash)")
 	f.BoolVar(&spec.FaultInjection, "fault-injection", false, "let `cluster fault` inject faults into the servers (tests only)")
+	f.BoolVar(&spec.TLS, "tls", false, "make a throw-away certificate authority; secure client ports and TLS between peers")
 	f.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a leader")
 	f.BoolVar(&foreground, "foreground", false, "stay in the foreground and stop the ensemble on Ctrl-C")
 	f.StringArrayVar(&spec.Extra, "set", nil, "extra zoo.cfg line for every server, key=value (repeatable)")
@@ -139,6 +154,7 @@ func newClusterStatusCmd() *cobra.Command {
 				type row struct {
 					ID      members.ID `json:"id"`
 					Address string     `json:"address"`
+					Secure  string     `json:"secure_address,omitempty"`
 					Color   int        `json:"color"`
 					Role    string     `json:"role"`
 					Zxid    int64      `json:"zxid"`
@@ -148,7 +164,7 @@ func newClusterStatusCmd() *cobra.Command {
 				}
 				list := make([]row, len(rows))
 				for i, r := range rows {
-					list[i] = row{r.ID, r.Address, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving}
+					list[i] = row{r.ID, r.Address, r.SecureAddress, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving}
 				}
 				b, err := json.Marshal(list)
 				if err != nil {
@@ -158,7 +174,12 @@ func newClusterStatusCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tALIVE\tPID")
+			secure := c.SecureConnectString() != ""
+			if secure {
+				fmt.Fprint(tw, "ID\tADDRESS\tTLS ADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tALIVE\tPID\n")
+			} else {
+				fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tALIVE\tPID")
+			}
 			for _, r := range rows {
 				color := "-"
 				if r.Color >= 0 {
@@ -172,7 +193,11 @@ func newClusterStatusCmd() *cobra.Command {
 				if r.Alive && !r.Serving && r.Role != "unreachable" {
 					mode = "not serving"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%v\t%d\n", r.ID, r.Address, color, r.Role, mode, r.Zxid, votes, r.Alive, r.PID)
+				addr := r.Address
+				if secure {
+					addr += "\t" + r.SecureAddress
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%v\t%d\n", r.ID, addr, color, r.Role, mode, r.Zxid, votes, r.Alive, r.PID)
 			}
 			return tw.Flush()
 		},

@@ -42,8 +42,9 @@ Settings come from --config (Giraffe's own file or an existing ZooKeeper
 zoo.cfg: dataDir, dataLogDir, clientPort, clientPortAddress, tickTime,
 minSessionTimeout, maxSessionTimeout, maxClientCnxns, 4lw.commands.whitelist,
 jute.maxbuffer, snapCount, autopurge.*, superDigest, extendedTypesEnabled,
-forceSync, metricsPort, and Giraffe's giraffe.* keys), then from the flags,
-which win.
+forceSync, metricsPort, the TLS keys secureClientPort, secureClientPortAddress,
+ssl.*, sslQuorum and ssl.quorum.* (PEM stores; docs/security.md), and
+Giraffe's giraffe.* keys), then from the flags, which win.
 
 The metrics port is read-only. Membership changes (and, with
 giraffe.faultInjection=true, fault injection) go to the admin port, which
@@ -114,6 +115,9 @@ the log.`,
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "giraffe: serving ZooKeeper clients on %s (data in %s)\n", srv.Addr(), cfg.DataDir)
+			if a := srv.SecureAddr(); a != nil {
+				fmt.Fprintf(os.Stderr, "giraffe: serving TLS clients on %s (ssl.clientAuth=%s)\n", a, cfg.ClientTLS.ClientAuth)
+			}
 			if a := srv.MetricsAddr(); a != nil {
 				fmt.Fprintf(os.Stderr, "giraffe: metrics on http://%s/metrics\n", a)
 			}

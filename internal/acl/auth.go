@@ -12,6 +12,9 @@ import "github.com/giraffe-coord/giraffe/zkproto"
 //     DigestID matches, so the connection simply gains nothing usable.
 //   - "ip": the connection's own address (HostAddress), whatever auth holds;
 //     every connection already holds it, so this adds nothing new.
+//   - "x509": the id comes from the connection's TLS certificate (X509ID),
+//     which only the server knows; here, as for a connection without one,
+//     zkproto.ErrAuthFailed;
 //   - any other scheme ("world", "auth", "super", "sasl", unknown) has no
 //     provider: zkproto.ErrAuthFailed, after which ZooKeeper replies
 //     AUTHFAILED and closes the connection.

@@ -14,6 +14,7 @@ const (
 	schemeDigest = "digest"
 	schemeIP     = "ip"
 	schemeSuper  = "super"
+	schemeX509   = "x509"
 	idAnyone     = "anyone"
 )
 
@@ -25,8 +26,9 @@ const (
 //     store one, but checkACL allows it and so does Check);
 //   - a caller holding a "super" id may do anything;
 //   - otherwise some entry granting perm must be world:anyone, or match one of
-//     the caller's ids through its scheme's provider: digest ids by equality,
-//     ip ids by address prefix. Entries of other schemes never match.
+//     the caller's ids through its scheme's provider: digest and x509 ids by
+//     equality, ip ids by address prefix. Entries of other schemes never
+//     match.
 //
 // Check does not allocate unless an ip entry is malformed (which Fixup never
 // lets in), so it is cheap enough to run on every request.
@@ -58,17 +60,19 @@ func Check(list []zkproto.ACL, perm int32, ids []zkproto.Id) bool {
 	return false
 }
 
-// isProvider reports whether ZooKeeper's ProviderRegistry (default
-// configuration) has an authentication provider for scheme.
+// isProvider reports whether scheme has an authentication provider: those
+// ZooKeeper's ProviderRegistry registers by default, and x509, which
+// ZooKeeper registers once a secure client port is configured and Giraffe
+// always has, so that every replica decides alike whatever its ports.
 func isProvider(scheme string) bool {
-	return scheme == schemeDigest || scheme == schemeIP
+	return scheme == schemeDigest || scheme == schemeIP || scheme == schemeX509
 }
 
 // providerMatches is AuthenticationProvider.matches for the registered
 // schemes: does the caller's id satisfy the ACL expression?
 func providerMatches(scheme, id, aclExpr string) bool {
 	switch scheme {
-	case schemeDigest:
+	case schemeDigest, schemeX509:
 		return id == aclExpr
 	case schemeIP:
 		return ipMatches(id, aclExpr)
@@ -83,13 +87,16 @@ func providerValid(scheme, id string) bool {
 		return digestValid(id)
 	case schemeIP:
 		return ipValid(id)
+	case schemeX509:
+		return validDN(id)
 	}
 	return false
 }
 
 // providerAuthenticated is AuthenticationProvider.isAuthenticated: whether an
 // id of this scheme proves who the caller is, and so may stand in for an
-// "auth" ACL entry. An ip id only says where the caller connects from.
+// "auth" ACL entry. An ip id only says where the caller connects from; an
+// x509 id was proven by the TLS handshake.
 func providerAuthenticated(scheme string) bool {
-	return scheme == schemeDigest
+	return scheme == schemeDigest || scheme == schemeX509
 }

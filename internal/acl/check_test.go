@@ -41,7 +41,9 @@ func TestCheck(t *testing.T) {
 		{"ip v6", []zkproto.ACL{acl(zkproto.PermAll, "ip", "::1/64")}, zkproto.PermWrite, []zkproto.Id{v6local}, true},
 		{"ip v4 ACL, v6 client", []zkproto.ACL{acl(zkproto.PermAll, "ip", "0.0.0.1/16")}, zkproto.PermWrite, []zkproto.Id{v6local}, false},
 		{"auth entry never matches", []zkproto.ACL{acl(zkproto.PermAll, "auth", "")}, zkproto.PermRead, []zkproto.Id{{Scheme: "auth", ID: ""}, pat}, false},
-		{"unknown scheme never matches", []zkproto.ACL{acl(zkproto.PermAll, "x509", "CN=a")}, zkproto.PermRead, []zkproto.Id{{Scheme: "x509", ID: "CN=a"}}, false},
+		{"unknown scheme never matches", []zkproto.ACL{acl(zkproto.PermAll, "sasl", "bob")}, zkproto.PermRead, []zkproto.Id{{Scheme: "sasl", ID: "bob"}}, false},
+		{"x509 subject", []zkproto.ACL{acl(zkproto.PermAll, "x509", "CN=a,O=b")}, zkproto.PermRead, []zkproto.Id{local, {Scheme: "x509", ID: "CN=a,O=b"}}, true},
+		{"x509 other subject", []zkproto.ACL{acl(zkproto.PermAll, "x509", "CN=a,O=b")}, zkproto.PermRead, []zkproto.Id{{Scheme: "x509", ID: "CN=a, O=b"}}, false},
 		{"no ids", []zkproto.ACL{{Perms: zkproto.PermAll, ID: pat}}, zkproto.PermRead, nil, false},
 		{"perm 0 asks for nothing an entry grants", zkproto.OpenACLUnsafe, 0, nil, false},
 	}

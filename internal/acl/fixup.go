@@ -15,10 +15,10 @@ const dedupLinearMax = 16
 //   - world:anyone is kept; any other world id is invalid;
 //   - an "auth" entry (its id is ignored) is replaced by one entry with the
 //     same perms per authenticated id of the caller, in the caller's order;
-//     only digest ids count (ip ids are not authenticated, super has no
-//     provider), and a caller with none makes the list invalid;
-//   - any other entry must name a registered scheme (digest, ip) with an id
-//     that scheme accepts, and is kept unchanged.
+//     only digest and x509 ids count (ip ids are not authenticated, super
+//     has no provider), and a caller with none makes the list invalid;
+//   - any other entry must name a registered scheme (digest, ip, x509) with
+//     an id that scheme accepts, and is kept unchanged.
 //
 // Perms are not validated: ZooKeeper 3.9 stores whatever bits the client
 // sends. Duplicates produced by the expansion are kept, as in ZooKeeper. The
@@ -54,8 +54,9 @@ func Fixup(list []zkproto.ACL, authIDs []zkproto.Id) ([]zkproto.ACL, error) {
 }
 
 // ValidID reports whether id may appear in an ACL given to create or setACL:
-// world:anyone, any auth id, a digest id of the form "user:hash", or an ip id
-// "address" or "address/bits" (IPv4 or IPv6, bits within the address length).
+// world:anyone, any auth id, a digest id of the form "user:hash", an ip id
+// "address" or "address/bits" (IPv4 or IPv6, bits within the address length),
+// or an x509 id that reads as a distinguished name.
 // Every other scheme, including super, is invalid. An "auth" id that is valid
 // here can still make Fixup fail when the caller has no authenticated id.
 func ValidID(id zkproto.Id) bool {

@@ -49,6 +49,11 @@ type Spec struct {
 	// FaultInjection lets Cluster.Fault inject faults (tests only):
 	// giraffe.faultInjection=true in every zoo.cfg.
 	FaultInjection bool
+	// TLS makes a throw-away certificate authority in Dir/tls and gives
+	// every server a certificate, a secure client port (the fifth port:
+	// BasePort+4*Nodes+i-1) and mutual TLS with its peers (sslQuorum);
+	// see tls.go.
+	TLS bool
 	// Extra lines appended to every zoo.cfg.
 	Extra []string
 }
@@ -69,6 +74,8 @@ type Server struct {
 	// Joined marks a server added at runtime (Cluster.Join): it starts
 	// with --join instead of the server lines.
 	Joined bool `json:"joined,omitempty"`
+	// SecureClientAddr is the secure client port (Spec.TLS).
+	SecureClientAddr string `json:"secure_client_address,omitempty"`
 }
 
 // Cluster is the recorded layout of a started ensemble.
@@ -137,7 +144,7 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 	if !spec.Classic && (spec.Trees < 1 || spec.Children < 1) {
 		return nil, errors.New("need --trees and --children >= 1, or --classic")
 	}
-	if spec.BasePort <= 0 || spec.BasePort+portsPerServer*spec.Nodes > 65535 {
+	if spec.BasePort <= 0 || spec.BasePort+spec.PortsPerServer()*spec.Nodes > 65535 {
 		return nil, errors.New("--base-port out of range")
 	}
 	dir, err := filepath.Abs(spec.Dir)
@@ -169,8 +176,14 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 		port := func(k int) string { return fmt.Sprintf("127.0.0.1:%d", spec.BasePort+k*spec.Nodes+i-1) }
 		s := Server{ID: members.ID(i), ClientAddr: port(0), PeerAddr: port(1), MetricsAddr: port(2), AdminAddr: port(3),
 			Dir: filepath.Join(dir, fmt.Sprintf("s%d", i))}
+		if spec.TLS {
+			s.SecureClientAddr = port(4)
+		}
 		s.LogFile = filepath.Join(s.Dir, "server.log")
 		c.Servers = append(c.Servers, s)
+	}
+	if err := c.makeAuthority(); err != nil {
+		return nil, err
 	}
 	for _, s := range c.Servers {
 		if err := c.writeConfig(s); err != nil {
@@ -233,6 +246,9 @@ func (c *Cluster) writeConfig(s Server) error {
 				fmt.Fprintf(&b, "giraffe.admin.%d=%s\n", p.ID, p.AdminAddr)
 			}
 		}
+	}
+	if err := c.writeTLSConfig(&b, s); err != nil {
+		return err
 	}
 	for _, l := range c.Spec.Extra {
 		b.WriteString(l + "\n")
@@ -439,6 +455,8 @@ type Status struct {
 	// Registration is whether the ensemble counts the server's votes:
 	// registered, pending or recovering (srvr's "Giraffe registration").
 	Registration string `json:"registration,omitempty"`
+	// SecureAddress is the secure client port, when the cluster has TLS.
+	SecureAddress string `json:"secure_address,omitempty"`
 }
 
 // Status asks every server (four-letter word srvr) for its state. A
@@ -447,7 +465,7 @@ type Status struct {
 func (c *Cluster) Status() []Status {
 	out := make([]Status, 0, len(c.Servers))
 	for _, s := range c.Servers {
-		st := Status{ID: s.ID, Address: s.ClientAddr, PID: s.PID, Color: -1, Alive: alive(s.PID)}
+		st := Status{ID: s.ID, Address: s.ClientAddr, SecureAddress: s.SecureClientAddr, PID: s.PID, Color: -1, Alive: alive(s.PID)}
 		if st.Alive {
 			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
 				st.Role = kv["Giraffe role"]
@@ -555,12 +573,15 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 	}
 	id++
 	base := c.JoinPorts(k)
-	if base+portsPerServer-1 > 65535 {
+	if base+c.Spec.PortsPerServer()-1 > 65535 {
 		return nil, errors.New("no ports left above --base-port for another server")
 	}
 	port := func(k int) string { return fmt.Sprintf("127.0.0.1:%d", base+k) }
 	s := Server{ID: id, Joined: true, ClientAddr: port(0), PeerAddr: port(1), MetricsAddr: port(2), AdminAddr: port(3),
 		Dir: filepath.Join(c.Spec.Dir, fmt.Sprintf("s%d", id))}
+	if c.Spec.TLS {
+		s.SecureClientAddr = port(4)
+	}
 	s.LogFile = filepath.Join(s.Dir, "server.log")
 	if err := c.writeConfig(s); err != nil {
 		return nil, err
@@ -644,14 +665,20 @@ func (c *Cluster) Membership(id members.ID) (adminapi.Membership, error) {
 	return cl.Get(ctx, addr)
 }
 
-// portsPerServer is the number of ports each server takes: client, peer,
-// metrics and admin.
-const portsPerServer = 4
+// PortsPerServer is the number of ports each server takes: client, peer,
+// metrics and admin, and the secure client port with TLS.
+func (s *Spec) PortsPerServer() int {
+	if s.TLS {
+		return 5
+	}
+	return 4
+}
 
 // JoinPorts returns the first of the ports of the k-th server (from 0) to
 // join the cluster: its client port; its peer, metrics and admin ports
-// follow. Cluster.Join takes them in order; a server joined some other
+// follow, and, with TLS, its secure client port. Cluster.Join takes them in order; a server joined some other
 // way (embed.Join) can take those Join has not.
 func (c *Cluster) JoinPorts(k int) int {
-	return c.Spec.BasePort + portsPerServer*c.Spec.Nodes + portsPerServer*k
+	n := c.Spec.PortsPerServer()
+	return c.Spec.BasePort + n*c.Spec.Nodes + n*k
 }

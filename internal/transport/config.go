@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -89,6 +90,13 @@ type Config struct {
 	BackoffMin time.Duration
 	BackoffMax time.Duration
 
+	// TLS, when set, makes every connection mutual TLS: the acceptor
+	// runs the TLS handshake with TLS.Server before the hello, the dialer
+	// with TLS.Client. A handshake that fails (a certificate the other
+	// side's trust store does not accept, or none) ends the connection
+	// before any message, with a log line on the side that saw it fail.
+	TLS TLSConfigs
+
 	// FaultInjection gives the transport a Faults object (Transport.Faults);
 	// without it the fault hooks on the message paths do nothing, so a
 	// production server has no way to drop, delay or pause its traffic.
@@ -98,6 +106,18 @@ type Config struct {
 	FaultSeed uint64
 	// Logger receives connection events; nil means slog.Default().
 	Logger *slog.Logger
+}
+
+// TLSConfigs gives the TLS configuration of each new connection, so that
+// certificates can change between connections (package tlsconf's Source
+// implements it).
+type TLSConfigs interface {
+	// Server configures a connection accepted from remoteIP. It must
+	// require and verify the peer's certificate.
+	Server(remoteIP string) *tls.Config
+	// Client configures a connection dialed to host; it presents this
+	// server's certificate and verifies the peer's.
+	Client(host string) *tls.Config
 }
 
 // withDefaults returns c with zero fields replaced by their defaults, or an

@@ -26,6 +26,13 @@
 // From is not the peer that completed the handshake close the connection
 // with a log line saying why.
 //
+// TLS. A Transport configured with TLS runs a TLS handshake on every
+// connection before the hello: the acceptor requires and verifies the
+// dialer's certificate, the dialer verifies the acceptor's, each against
+// its own trust store, so only members holding a certificate of a trusted
+// authority exchange messages. A failed handshake ends the connection with
+// a log line on the side that saw it fail (usually both).
+//
 // Faults. A Transport configured with FaultInjection has a Faults object
 // that tests (and, through ParseFaultSpec, an admin endpoint) use to drop,
 // delay and block traffic on chosen directed links, isolate the server, or

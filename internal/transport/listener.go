@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +68,19 @@ func (t *Transport) serveInbound(c net.Conn) {
 	defer t.untrack(c)
 	defer c.Close()
 	remote := c.RemoteAddr().String()
+	raw := c
+	if t.cfg.TLS != nil {
+		var err error
+		if c, err = t.secureInbound(raw); err != nil {
+			if !isClosed(t.stop) {
+				t.stats.rejected.Add(1)
+				t.log.Warn("transport: refused connection: TLS handshake failed", "remote", remote, "err", err)
+			}
+			return
+		}
+	}
 	br := bufio.NewReaderSize(c, readBufferSize)
-	from, err := t.acceptHandshake(c, br)
+	from, err := t.acceptHandshake(c, raw, br)
 	if err != nil {
 		if !isClosed(t.stop) {
 			t.log.Warn("transport: refused connection", "remote", remote, "err", err)
@@ -94,8 +106,23 @@ func (t *Transport) serveInbound(c net.Conn) {
 // belong on the connection.
 var errProtocol = errors.New("transport: protocol violation")
 
-// acceptHandshake reads and checks the hello and answers it.
-func (t *Transport) acceptHandshake(c net.Conn, br *bufio.Reader) (gpaxos.ID, error) {
+// secureInbound runs the acceptor's side of the TLS handshake on raw.
+func (t *Transport) secureInbound(raw net.Conn) (net.Conn, error) {
+	host, _, _ := net.SplitHostPort(raw.RemoteAddr().String())
+	tc := tls.Server(raw, t.cfg.TLS.Server(host))
+	if err := raw.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
+		return nil, err
+	}
+	if err := tc.Handshake(); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}
+
+// acceptHandshake reads and checks the hello on c and answers it; raw is
+// the TCP connection under c (c itself without TLS), under which the
+// transport tracks it.
+func (t *Transport) acceptHandshake(c, raw net.Conn, br *bufio.Reader) (gpaxos.ID, error) {
 	if err := c.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout)); err != nil {
 		return 0, err
 	}
@@ -131,11 +158,11 @@ func (t *Transport) acceptHandshake(c net.Conn, br *bufio.Reader) (gpaxos.ID, er
 	}
 	var old []net.Conn
 	for oc, id := range t.inbound {
-		if id == h.From && oc != c {
+		if id == h.From && oc != raw {
 			old = append(old, oc)
 		}
 	}
-	t.inbound[c] = h.From
+	t.inbound[raw] = h.From
 	t.mu.Unlock()
 	for _, oc := range old {
 		oc.Close()

@@ -3,7 +3,9 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -161,7 +163,7 @@ func (p *peer) isStopped() bool {
 
 // dial connects and handshakes, retrying with backoff; nil after shutdown.
 func (p *peer) dial(bo *backoff) net.Conn {
-	failures := 0
+	failures, wasRejected := 0, false
 	for !p.isStopped() {
 		p.mu.Lock()
 		addr := p.addr
@@ -177,12 +179,17 @@ func (p *peer) dial(bo *backoff) net.Conn {
 		}
 		p.t.stats.dialFailures.Add(1)
 		failures++
-		// The first failure of a streak is worth a line; a peer that stays
-		// down for minutes would otherwise flood the log at the backoff rate.
+		// The first failure of a streak is worth a line, and so is a
+		// change between unreachable and refused (a peer that was down
+		// comes back and refuses the handshake, or its certificate is
+		// refused here); a peer that stays down for minutes would
+		// otherwise flood the log at the backoff rate.
+		rejected := errors.Is(err, ErrRejected)
 		level := slog.LevelDebug
-		if failures == 1 || errors.Is(err, ErrRejected) && failures%100 == 1 {
+		if failures == 1 || rejected != wasRejected || rejected && failures%100 == 1 {
 			level = slog.LevelWarn
 		}
+		wasRejected = rejected
 		p.log.Log(context.Background(), level, "transport: cannot connect to peer", "addr", addr, "err", err, "attempt", failures)
 		t := time.NewTimer(bo.next())
 		select {
@@ -223,6 +230,19 @@ func (p *peer) connect(addr string) (net.Conn, error) {
 	}
 	if err := c.SetDeadline(time.Now().Add(cfg.HandshakeTimeout)); err != nil {
 		return fail(err)
+	}
+	if cfg.TLS != nil {
+		host, _, _ := net.SplitHostPort(addr)
+		tc := tls.Client(c, cfg.TLS.Client(host))
+		if !p.swapConn(c, tc) {
+			return fail(net.ErrClosed)
+		}
+		c = tc
+		if err := tc.HandshakeContext(p.ctx); err != nil {
+			// Refused by the peer, or the peer's certificate refused here:
+			// either way, logged as the peer's rejection is.
+			return fail(fmt.Errorf("%w: TLS: %w", ErrRejected, err))
+		}
 	}
 	h := hello{Cluster: cfg.Cluster, From: cfg.ID, To: p.id,
 		Namespaces: cfg.Namespaces.Hash(), NamespacesText: cfg.Namespaces.String()}.encode()
@@ -367,6 +387,19 @@ func (p *peer) setConn(c net.Conn, addr string) bool {
 		return false
 	}
 	p.conn = c
+	return true
+}
+
+// swapConn makes c, the connection being dialed, tc, the TLS connection
+// over it, so that shutting the peer down closes tc; false if c is no
+// longer the peer's connection.
+func (p *peer) swapConn(c, tc net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn != c {
+		return false
+	}
+	p.conn = tc
 	return true
 }
 

@@ -92,17 +92,30 @@ class GiraffeEnsemble:
         "forest-9-3-3": ["--nodes", "9", "--trees", "3", "--children", "3"],
     }
 
-    def __init__(self, shape, sets=()):
+    def __init__(self, shape, sets=(), tls=False):
         self.bin = os.environ.get("GIRAFFE_BIN", os.path.join(os.path.dirname(__file__), "../../bin/giraffe"))
         self.dir = tempfile.mkdtemp(prefix="giraffe-py-ens-")
         self.shape = shape
         self.sets = list(sets)  # extra zoo.cfg lines, key=value
+        self.tls = tls  # `cluster start --tls`: secure client ports, TLS between peers
         self.nodes = int(self.SHAPES[shape][1])
-        self.base = _free_base(3 * self.nodes)  # client, peer and metrics ports
+        # Client, peer, metrics and admin ports, and secure client ports with TLS.
+        self.base = _free_base((5 if tls else 4) * self.nodes)
 
     @property
     def hosts(self):
         return ",".join(f"127.0.0.1:{self.base + i}" for i in range(self.nodes))
+
+    @property
+    def secure_hosts(self):
+        """The secure client ports (an ensemble started with tls=True)."""
+        return ",".join(f"127.0.0.1:{self.base + 4 * self.nodes + i}" for i in range(self.nodes))
+
+    @property
+    def tls_files(self):
+        """The authority's certificate (trust store) and the client key
+        store (key and certificate) `cluster start --tls` wrote."""
+        return os.path.join(self.dir, "tls", "ca.pem"), os.path.join(self.dir, "tls", "client.pem")
 
     @property
     def port(self):
@@ -124,6 +137,8 @@ class GiraffeEnsemble:
                 "superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU="] + self.sets
         args = [self.bin, "cluster", "start", "--dir", self.dir, "--base-port", str(self.base), "--tick-ms", "20"]
         args += self.SHAPES[self.shape]
+        if self.tls:
+            args.append("--tls")
         for kv in sets:
             args += ["--set", kv]
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL, timeout=60)
