@@ -183,6 +183,11 @@ func (c *Client) tryAt(ctx context.Context, ws *workers.Session, p string) (*Hol
 		if rec.State != layout.Enabled {
 			return nil, errNotHere
 		}
+		if st.Version == client.AnyVersion {
+			// The version has wrapped around to the value that means
+			// "any": a write conditioned on it would be unconditional.
+			return nil, fmt.Errorf("%w: %s", ErrExhausted, p)
+		}
 		if rec.Holder != "" && rec.Holder != me {
 			owed = max(owed, min(max(time.Duration(rec.DelayMs)*time.Millisecond, 0), MaxLockDelay))
 		}
@@ -286,7 +291,13 @@ func (h *Hold) release(ctx context.Context) error {
 		if rec.Holder == h.ws.Name() {
 			rec.Holder, rec.DelayMs = "", 0
 		}
-		_, err = conn.Multi(ctx, client.DeleteOp(holder, client.AnyVersion), client.SetOp(node, layout.Marshal(rec), st.Version))
+		ops := []client.Op{client.DeleteOp(holder, client.AnyVersion), client.SetOp(node, layout.Marshal(rec), st.Version)}
+		if st.Version == client.AnyVersion {
+			// An exhausted version cannot condition the write: only the
+			// holder node goes (the next holder then waits the delay).
+			ops = ops[:1]
+		}
+		_, err = conn.Multi(ctx, ops...)
 		switch {
 		case err == nil:
 			return nil

@@ -30,6 +30,10 @@ var (
 	// ErrNoCluster: no active worker ensemble is registered to place a
 	// lock on.
 	ErrNoCluster = errors.New("hc: no worker ensemble registered")
+	// ErrExhausted: the lock's copy on its worker has used up its 32-bit
+	// version (about four billion acquires); moving the lock to another
+	// worker makes it usable again.
+	ErrExhausted = errors.New("hc: lock copy's version exhausted; move the lock")
 )
 
 // errNotHere is a worker's answer when it does not (or no longer) hold a

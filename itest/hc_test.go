@@ -16,7 +16,6 @@ import (
 	"github.com/giraffe-coord/giraffe/hc/layout"
 	"github.com/giraffe-coord/giraffe/hc/master"
 	"github.com/giraffe-coord/giraffe/hc/plan"
-	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // The hierarchical lock service over real server processes: a classic-3
@@ -126,20 +125,20 @@ func (s *hcService) client(t *testing.T, sessionTimeout, lockDelay time.Duration
 func (s *hcService) daemon(t *testing.T, name string, threshold int, hook func(master.Point) error) (stop func(), done <-chan error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan error, 1)
+	result := make(chan error, 1)
+	finished := make(chan struct{})
 	cfg := master.Config{Master: strings.Split(s.master, ","), Name: name, Threshold: threshold, Split: plan.ByDomain,
 		SessionOptions: []client.Option{client.WithSessionTimeout(time.Second)}, Poll: 50 * time.Millisecond, AfterStep: hook}
-	go func() { ch <- master.Run(ctx, cfg) }()
-	stopped := false
+	go func() {
+		result <- master.Run(ctx, cfg)
+		close(finished)
+	}()
 	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-ch
-		}
+		cancel()
+		<-finished
 	}
 	t.Cleanup(stop)
-	return stop, ch
+	return stop, result
 }
 
 // status reads the service's status.
@@ -280,13 +279,11 @@ func TestHCPlacementAndRecruitment(t *testing.T) {
 	s.settle(t, 5*time.Second)
 }
 
-var _ = zkproto.ErrNoNode
-
 // TestHCRecalcitrant: a held lock planned to move stays where it is,
 // marked recalcitrant, while others are refused; its release lets it move
 // within a second, after which it is acquired on the new worker with a
 // larger generation and the old sequencer no longer validates. Repeated
-// back and forth.
+// back and forth (100 times under HC_LONG, where the p99 is checked).
 func TestHCRecalcitrant(t *testing.T) {
 	s := startHC(t, map[string]layout.ClusterState{"w1": layout.Active, "w2": layout.Active})
 	holder := s.client(t, 2*time.Second, 0)
@@ -294,8 +291,11 @@ func TestHCRecalcitrant(t *testing.T) {
 	ctx := hcCtx(t, 60*time.Second)
 	lock := hcLocks(t, holder, "/r", 0, 1)[0]
 	s.daemon(t, "d1", 0, nil)
-	const trials = 5
-	var slowest time.Duration
+	trials := 5
+	if os.Getenv("HC_LONG") != "" {
+		trials = 100
+	}
+	var delays []time.Duration
 	for i := range trials {
 		from, to := "w1", "w2"
 		if i%2 == 1 {
@@ -328,7 +328,7 @@ func TestHCRecalcitrant(t *testing.T) {
 		}
 		released := time.Now()
 		hcWait(t, 5*time.Second, "move after release", func() bool { return s.status(t).Moving == 0 })
-		slowest = max(slowest, time.Since(released))
+		delays = append(delays, time.Since(released))
 		h2, err := other.TryAcquire(ctx, lock)
 		if err != nil {
 			t.Fatal(err)
@@ -347,10 +347,13 @@ func TestHCRecalcitrant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if slowest > time.Second {
-		t.Fatalf("a recalcitrant lock took %v to move after its release", slowest)
+	slices.Sort(delays)
+	p99 := delays[(len(delays)*99+99)/100-1]
+	if p99 > time.Second {
+		t.Fatalf("recalcitrant locks moved after their release in %v (p99 of %d), want at most 1s", p99, trials)
 	}
-	t.Logf("slowest move after release: %v", slowest)
+	t.Logf("recalcitrant lock moved after its release: median %v, p99 %v, max %v (%d trials)",
+		delays[len(delays)/2], p99, delays[len(delays)-1], trials)
 	s.settle(t, 5*time.Second)
 }
 

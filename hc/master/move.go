@@ -158,6 +158,26 @@ func (m *mover) step(ctx context.Context, mv layout.Move) (*layout.Move, error) 
 	return &next, nil
 }
 
+// syncWorker makes the session's later reads at least as new as
+// everything the worker had applied when it was called: a step resumed by
+// another daemon reads what the previous one wrote even through a lagging
+// server.
+func syncWorker(ctx context.Context, ws *workers.Session) error {
+	for {
+		_, err := ws.Conn.Sync(ctx, layout.LocksDir)
+		switch {
+		case err == nil, errors.Is(err, zkproto.ErrNoNode):
+			return nil
+		case isConnLoss(err):
+			if err := sleep(ctx, retryPause); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
 // readCopy reads a worker's copy of lock, through connection losses.
 func readCopy(ctx context.Context, ws *workers.Session, lock string) (layout.WorkerLock, *zkproto.Stat, error) {
 	var rec layout.WorkerLock
@@ -184,15 +204,24 @@ func (m *mover) prepare(ctx context.Context, mv layout.Move) (int32, error) {
 	if rec.State == layout.Enabled {
 		return 0, fmt.Errorf("%w: destination copy on %s is enabled (number %d)", errInconsistent, mv.To, rec.Placement)
 	}
+	if st.Version == client.AnyVersion {
+		return 0, fmt.Errorf("destination copy on %s has exhausted its version; move the lock elsewhere", mv.To)
+	}
 	return st.Version, nil
 }
 
 // disable turns the source copy enabled@p into moving@p. From then on no
 // acquire succeeds there: an acquire is a multi conditioned on the
 // version at which it read the copy enabled, and this write changes it.
+// (At an exhausted version, -1, the write is unconditional; it is still
+// safe, since acquirers refuse such a copy and releases then write
+// nothing but the holder node's deletion: nobody else writes the copy.)
 func (m *mover) disable(ctx context.Context, mv layout.Move) error {
 	ws, err := m.pool.Get(ctx, mv.From)
 	if err != nil {
+		return err
+	}
+	if err := syncWorker(ctx, ws); err != nil {
 		return err
 	}
 	for {
@@ -226,6 +255,9 @@ func (m *mover) disable(ctx context.Context, mv layout.Move) error {
 func (m *mover) drainAndClaim(ctx context.Context, mv layout.Move) (gen int64, held bool, err error) {
 	src, err := m.pool.Get(ctx, mv.From)
 	if err != nil {
+		return 0, false, err
+	}
+	if err := syncWorker(ctx, src); err != nil {
 		return 0, false, err
 	}
 	node := layout.WorkerLockPath(mv.Lock)
@@ -265,6 +297,9 @@ func (m *mover) drainAndClaim(ctx context.Context, mv layout.Move) (gen int64, h
 	}
 	dest, err := m.pool.Get(ctx, mv.To)
 	if err != nil {
+		return 0, false, err
+	}
+	if err := syncWorker(ctx, dest); err != nil {
 		return 0, false, err
 	}
 	claim := layout.WorkerLock{State: layout.Enabled, Placement: mv.Placement + 1, Gen: rec.Gen,
@@ -335,6 +370,9 @@ func (m *mover) commit(ctx context.Context, mv layout.Move) error {
 func (m *mover) disown(ctx context.Context, mv layout.Move) error {
 	ws, err := m.pool.Get(ctx, mv.From)
 	if err != nil {
+		return err
+	}
+	if err := syncWorker(ctx, ws); err != nil {
 		return err
 	}
 	for {

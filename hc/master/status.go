@@ -148,6 +148,9 @@ func Audit(ctx context.Context, conn *client.Conn, opts ...client.Option) ([]str
 		if err != nil {
 			return nil, err
 		}
+		if err := syncWorker(ctx, ws); err != nil {
+			return nil, err
+		}
 		names, err := children(ctx, ws.Conn, layout.LocksDir)
 		if err != nil {
 			return nil, err
