@@ -194,7 +194,9 @@ func (c *Client) tryAt(ctx context.Context, ws *workers.Session, p string) (*Hol
 		next := rec
 		next.Gen++
 		next.Holder = me
-		next.DelayMs = c.cfg.lockDelay.Milliseconds()
+		// Should this hold end with its session while it still waits out
+		// a lost holder's delay, the next holder must wait at least that.
+		next.DelayMs = max(c.cfg.lockDelay, owed).Milliseconds()
 		_, err = ws.Conn.Multi(ctx, client.SetOp(node, layout.Marshal(next), st.Version),
 			client.CreateOp(layout.HolderPath(p, next.Gen), nil, client.Ephemeral, zkproto.OpenACLUnsafe))
 		switch {
@@ -223,10 +225,10 @@ func (c *Client) granted(ctx context.Context, ws *workers.Session, p string, gen
 	h := &Hold{c: c, seq: Sequencer{Lock: p, Cluster: ws.Cluster, Generation: gen}, ws: ws}
 	if owed > 0 {
 		if err := sleep(ctx, owed); err != nil {
-			// Give the lock up; the next holder waits the delay again,
-			// since the copy still names a lost holder (us, once our
-			// session ends, or the release below clears it).
-			go h.release(context.Background())
+			// Give the lock up, leaving the copy's holder naming us
+			// (with the delay still owed), so that the next holder
+			// waits the delay in full.
+			go h.release(context.Background(), true)
 			return nil, err
 		}
 		h.waited = owed
@@ -252,7 +254,7 @@ func (c *Client) Release(ctx context.Context, p string) error {
 // Release ends the hold. It returns ErrNotHeld when the hold had already
 // ended with its session.
 func (h *Hold) Release(ctx context.Context) error {
-	err := h.release(ctx)
+	err := h.release(ctx, false)
 	h.c.mu.Lock()
 	if h.c.holds[h.seq.Lock] == h {
 		delete(h.c.holds, h.seq.Lock)
@@ -265,8 +267,9 @@ func (h *Hold) Release(ctx context.Context) error {
 // multi conditioned on the copy's version (the state is kept: a move may
 // have disabled the copy meanwhile, and it then moves right after). A
 // release that comes after the hold ended with its session finds no
-// holder node and changes nothing.
-func (h *Hold) release(ctx context.Context) error {
+// holder node and changes nothing. keepMark deletes only the holder node,
+// so that the next holder waits the lock-delay as after a lost session.
+func (h *Hold) release(ctx context.Context, keepMark bool) error {
 	p, conn := h.seq.Lock, h.ws.Conn
 	node, holder := layout.WorkerLockPath(p), layout.HolderPath(p, h.seq.Generation)
 	retried := false
@@ -274,7 +277,6 @@ func (h *Hold) release(ctx context.Context) error {
 		data, st, err := conn.Get(ctx, node)
 		switch {
 		case isConnLoss(err):
-			retried = true
 			if err := sleep(ctx, retryPause); err != nil {
 				return err
 			}
@@ -292,9 +294,10 @@ func (h *Hold) release(ctx context.Context) error {
 			rec.Holder, rec.DelayMs = "", 0
 		}
 		ops := []client.Op{client.DeleteOp(holder, client.AnyVersion), client.SetOp(node, layout.Marshal(rec), st.Version)}
-		if st.Version == client.AnyVersion {
-			// An exhausted version cannot condition the write: only the
-			// holder node goes (the next holder then waits the delay).
+		if keepMark || st.Version == client.AnyVersion {
+			// Only the holder node goes, asked for or because an
+			// exhausted version cannot condition the write; the next
+			// holder then waits the lock-delay.
 			ops = ops[:1]
 		}
 		_, err = conn.Multi(ctx, ops...)

@@ -1,7 +1,6 @@
 package itest
 
 import (
-	"bufio"
 	"errors"
 	"os/exec"
 	"strings"
@@ -17,8 +16,8 @@ import (
 func (s *hcService) copies(t *testing.T, lock string) map[string]layout.WorkerLock {
 	t.Helper()
 	out := map[string]layout.WorkerLock{}
-	for id, p := range s.workers {
-		conn := hcConnect(t, p.Addr)
+	for id, addr := range s.workers {
+		conn := hcConnect(t, addr)
 		data, _, err := conn.Get(hcCtx(t, 5*time.Second), layout.WorkerLockPath(lock))
 		conn.Close()
 		if err != nil {
@@ -148,6 +147,7 @@ func (s *hcService) daemonProc(t *testing.T, name string, extra ...string) *exec
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.daemons[name] = cmd
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -156,6 +156,15 @@ func (s *hcService) daemonProc(t *testing.T, name string, extra ...string) *exec
 		}
 	})
 	return cmd
+}
+
+// waitLeader waits until the daemon named name is elected.
+func (s *hcService) waitLeader(t *testing.T, name string) {
+	t.Helper()
+	hcWait(t, 15*time.Second, name+" elected", func() bool {
+		got, err := master.Leader(hcCtx(t, 5*time.Second), s.admin)
+		return err == nil && got == name
+	})
 }
 
 // TestHCDaemonProcessKilled: daemon processes die mid-move, one by
@@ -169,14 +178,23 @@ func TestHCDaemonProcessKilled(t *testing.T) {
 	locks := hcLocks(t, c, "/p", 0, 20)
 
 	crashy := s.daemonProc(t, "crashy", "--exit-at", "claimed:acted")
+	s.waitLeader(t, "crashy")
 	standbyDaemon := s.daemonProc(t, "standby")
+	exited := make(chan error, 1)
+	go func() { exited <- crashy.Wait() }()
 	if _, err := master.MoveLocks(ctx, s.admin, locks[:1], "w2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := crashy.Wait(); err == nil || crashy.ProcessState.ExitCode() != 3 {
-		t.Fatalf("daemon exited with %v, want status 3", err)
+	select {
+	case err := <-exited:
+		if err == nil || crashy.ProcessState.ExitCode() != 3 {
+			t.Fatalf("daemon exited with %v, want status 3", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the daemon did not exit at the point")
 	}
 	s.settle(t, 15*time.Second)
+	s.waitLeader(t, "standby")
 
 	// A batch in flight, one of its locks held so that the batch cannot
 	// finish, and a SIGKILL once the others have moved.
@@ -187,7 +205,7 @@ func TestHCDaemonProcessKilled(t *testing.T) {
 	if _, err := master.MoveLocks(ctx, s.admin, locks[1:], "w2"); err != nil {
 		t.Fatal(err)
 	}
-	hcWait(t, 10*time.Second, "the free locks moved", func() bool {
+	hcWait(t, 15*time.Second, "the free locks moved", func() bool {
 		st := s.status(t)
 		return st.Moving == 1 && st.Recalcitrant == 1
 	})
@@ -202,37 +220,4 @@ func TestHCDaemonProcessKilled(t *testing.T) {
 			t.Fatalf("%s on %q (%v), want w2", l, w, err)
 		}
 	}
-}
-
-// hcVictim runs `giraffe hc acquire` on lock as a process holding it
-// (sleeping) and returns once the hold is taken, with the time it was
-// seen and the process.
-func (s *hcService) victim(t *testing.T, lock string, sessionTimeout, lockDelay time.Duration) (*exec.Cmd, time.Time, string) {
-	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "hc", "acquire", "--master", s.master, "--session-timeout", sessionTimeout.String(),
-		"--lock-delay", lockDelay.String(), lock, "--", "sleep", "60")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if seq, ok := strings.CutPrefix(sc.Text(), "giraffe hc: acquired "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return cmd, time.Now(), seq
-		}
-	}
-	t.Fatalf("the victim never acquired %s", lock)
-	return nil, time.Time{}, ""
 }

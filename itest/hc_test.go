@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,35 +17,52 @@ import (
 	"github.com/giraffe-coord/giraffe/hc/layout"
 	"github.com/giraffe-coord/giraffe/hc/master"
 	"github.com/giraffe-coord/giraffe/hc/plan"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
 )
 
 // The hierarchical lock service over real server processes: a classic-3
 // master ensemble and standalone workers (docs/hierarchical-locks.md).
 
 // hcService is a started service: its master ensemble, its workers
-// (w1, w2, ...), and an administrative session on the master.
+// (w1, w2, ...: connect strings, and the ensembles when the workers are
+// ensembles), and an administrative session on the master.
 type hcService struct {
-	master  string
-	workers map[string]*Proc
-	admin   *client.Conn
+	master    string
+	workers   map[string]string
+	ensembles map[string]*launcher.Cluster
+	admin     *client.Conn
+	// daemons are the daemon processes started, by name.
+	daemons map[string]*exec.Cmd
 }
 
 // hcWorkerConfig makes sessions able to expire within a test.
 const hcWorkerConfig = "tickTime=100\nminSessionTimeout=400\nmaxSessionTimeout=60000\nforceSync=no\n"
 
-// startHC starts the master and the workers named in states (id →
-// active or standby) and registers them.
+// startHC starts the master and standalone workers named in states (id
+// → active or standby) and registers them.
 func startHC(t *testing.T, states map[string]layout.ClusterState) *hcService {
+	return startHCWith(t, states, false)
+}
+
+// startHCWith is startHC with classic-3 ensembles as workers when
+// ensembles is set.
+func startHCWith(t *testing.T, states map[string]layout.ClusterState, ensembles bool) *hcService {
 	t.Helper()
 	m := StartEnsemble(t, Classic3, "forceSync=no")
-	s := &hcService{master: m.ConnectString(), workers: map[string]*Proc{}}
+	s := &hcService{master: m.ConnectString(), workers: map[string]string{}, ensembles: map[string]*launcher.Cluster{},
+		daemons: map[string]*exec.Cmd{}}
 	ids := make([]string, 0, len(states))
 	for id := range states {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		s.workers[id] = startHCWorker(t)
+		if ensembles {
+			c := StartEnsemble(t, Classic3, "forceSync=no")
+			s.ensembles[id], s.workers[id] = c, c.ConnectString()
+		} else {
+			s.workers[id] = startHCWorker(t).Addr
+		}
 	}
 	s.admin = hcConnect(t, s.master)
 	ctx := hcCtx(t, 20*time.Second)
@@ -52,7 +70,7 @@ func startHC(t *testing.T, states map[string]layout.ClusterState) *hcService {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if err := master.Register(ctx, s.admin, id, s.workers[id].Addr, states[id]); err != nil {
+		if err := master.Register(ctx, s.admin, id, s.workers[id], states[id]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -371,6 +371,9 @@ counts, and the moves in progress (recalcitrant ones wait for a holder).
 				return err
 			}
 			st.Master = f.master
+			if st.Daemon, err = master.Leader(ctx, conn); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -405,7 +408,11 @@ counts, and the moves in progress (recalcitrant ones wait for a holder).
 }
 
 func printHCStatus(out io.Writer, st master.Status) {
-	fmt.Fprintf(out, "master %s\n", st.Master)
+	daemon := st.Daemon
+	if daemon == "" {
+		daemon = "(none running)"
+	}
+	fmt.Fprintf(out, "master %s, daemon %s\n", st.Master, daemon)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tSTATE\tLOCKS\tCONNECT")
 	for _, c := range st.Clusters {

@@ -9,6 +9,7 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/hc/internal/workers"
 	"github.com/giraffe-coord/giraffe/hc/layout"
+	"github.com/giraffe-coord/giraffe/recipes"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -25,7 +26,10 @@ type ClusterStatus struct {
 // Status summarizes the service as the master records it.
 type Status struct {
 	// Master is the master's connect string (filled in by the caller).
-	Master   string          `json:"master"`
+	Master string `json:"master"`
+	// Daemon names the elected daemon (filled in by the caller, from
+	// Leader).
+	Daemon   string          `json:"daemon,omitempty"`
 	Clusters []ClusterStatus `json:"clusters"`
 	// Moving counts the moves in progress, Recalcitrant those of them
 	// that wait for a holder to let go.
@@ -74,6 +78,15 @@ func ReadStatus(ctx context.Context, conn *client.Conn) (Status, error) {
 	}
 	st.Moving = len(st.Moves)
 	return st, nil
+}
+
+// Leader returns the name of the elected daemon, "" when none runs.
+func Leader(ctx context.Context, conn *client.Conn) (string, error) {
+	names, _, err := recipes.LockContenders(ctx, conn, layout.ElectionPath)
+	if err != nil || len(names) == 0 {
+		return "", err
+	}
+	return names[0], nil
 }
 
 // compareIDs orders cluster ids shortest first, then alphabetically, so
