@@ -19,6 +19,7 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/hc"
 	"github.com/giraffe-coord/giraffe/hc/layout"
+	"github.com/giraffe-coord/giraffe/hc/local"
 	"github.com/giraffe-coord/giraffe/hc/master"
 	"github.com/giraffe-coord/giraffe/hc/plan"
 	"github.com/giraffe-coord/giraffe/internal/cli"
@@ -36,28 +37,96 @@ ZooKeeper-compatible ensembles; docs/hierarchical-locks.md). A master ensemble
 maps every lock to the worker ensemble that holds it; a daemon, elected among
 its instances, recruits standby workers and moves locks between workers.
 
-Set up: hc init, then hc register for every worker ensemble, then run
-hc daemon (one or more). Use: hc create-domain, hc create-lock, hc acquire,
-hc validate, hc status.`,
+On one machine, hc start starts a master, workers and a daemon as processes
+(hc stop stops them). Elsewhere: hc init, then hc register for every worker
+ensemble, then run hc daemon (one or more). Use: hc create-domain,
+hc create-lock, hc acquire, hc validate, hc status.`,
 	}
-	cmd.AddCommand(newHCInitCmd(), newHCRegisterCmd(), newHCDaemonCmd(), newHCCreateCmd("create-domain"),
-		newHCCreateCmd("create-lock"), newHCAcquireCmd(), newHCValidateCmd(), newHCStatusCmd(),
-		newHCRebalanceCmd(), newHCMoveCmd())
+	cmd.AddCommand(newHCStartCmd(), newHCStopCmd(), newHCInitCmd(), newHCRegisterCmd(), newHCDaemonCmd(),
+		newHCCreateCmd("create-domain"), newHCCreateCmd("create-lock"), newHCAcquireCmd(), newHCValidateCmd(),
+		newHCStatusCmd(), newHCRebalanceCmd(), newHCMoveCmd())
 	return cmd
 }
 
 // hcFlags are the flags every hc subcommand shares.
 type hcFlags struct {
-	master    string
-	sessionTO time.Duration
+	master, dir string
+	sessionTO   time.Duration
 }
 
 func (f *hcFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.master, "master", "127.0.0.1:2181", "the master ensemble's servers, comma-separated host:port")
+	cmd.Flags().StringVar(&f.dir, "dir", "", "a service started by hc start: its master (instead of --master)")
 	cmd.Flags().DurationVar(&f.sessionTO, "session-timeout", 10*time.Second, "session timeout")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if f.dir == "" {
+			return nil
+		}
+		s, err := local.Load(f.dir)
+		if err != nil {
+			return err
+		}
+		f.master = s.Master.Connect
+		return nil
+	}
 }
 
 func (f *hcFlags) servers() []string { return strings.Split(f.master, ",") }
+
+func newHCStartCmd() *cobra.Command {
+	var spec local.Spec
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start a local lock service: a master, worker ensembles and a daemon, as processes",
+		Long: `start starts, on 127.0.0.1, a master ensemble, --workers active and --standby
+standby worker ensembles (classic ensembles of --nodes servers; ensemble k,
+the master being 0, takes its ports from --base-port + 100k), sets up the
+master, registers the workers and starts a daemon; it prints the master's
+connect string. Everything lives under --dir; the processes outlive this
+command until hc stop --dir.`,
+		Example: `  giraffe hc start --dir /tmp/hc --workers 1 --standby 2 --threshold 100
+  giraffe hc status --dir /tmp/hc`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := plan.ParseMode(spec.Split); err != nil {
+				return err
+			}
+			s, err := local.Start(spec, 60*time.Second)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), s.Master.Connect)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&spec.Dir, "dir", "giraffe-hc", "directory for the ensembles, the daemon's log and hc.json")
+	f.IntVar(&spec.Workers, "workers", 1, "active worker ensembles")
+	f.IntVar(&spec.Standby, "standby", 1, "standby worker ensembles")
+	f.IntVar(&spec.Nodes, "nodes", 3, "servers per ensemble")
+	f.IntVar(&spec.Threshold, "threshold", 1000, "the daemon's lock-count threshold")
+	f.StringVar(&spec.Split, "split", "domain", "the daemon's split: domain or equal")
+	f.IntVar(&spec.BasePort, "base-port", 2181, "the master's first port")
+	return cmd
+}
+
+func newHCStopCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop a lock service started by hc start",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := local.Load(dir)
+			if err != nil {
+				return err
+			}
+			return s.Stop(5 * time.Second)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "giraffe-hc", "the service's directory")
+	return cmd
+}
 
 // connect opens an administrative session on the master.
 func (f *hcFlags) connect(ctx context.Context) (*client.Conn, error) {
