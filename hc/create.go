@@ -123,25 +123,7 @@ func (c *Client) CreateLock(ctx context.Context, p string) error {
 }
 
 // finishCreate completes the creation of lock p whose master record (at
-// version) is still Creating: the worker copy, then the record.
+// version) is still Creating.
 func (c *Client) finishCreate(ctx context.Context, p string, rec layout.Node, version int32) error {
-	ws, err := c.pool.Get(ctx, rec.Cluster)
-	if err != nil {
-		return err
-	}
-	// A copy that exists is left as it is: copies are never deleted, so
-	// an existing one was made by this creation before, or the lock has
-	// since moved on (and this record is no longer Creating).
-	cp := layout.WorkerLock{State: layout.Enabled, Placement: rec.Placement}
-	if err := workers.EnsureCopy(ctx, ws.Conn, p, cp); err != nil {
-		return err
-	}
-	rec.Creating = false
-	_, err = c.master.Set(ctx, layout.NamePath(p), layout.Marshal(rec), version)
-	if err != nil && !errors.Is(err, zkproto.ErrBadVersion) && !isConnLoss(err) {
-		// BADVERSION: someone else finished it; a lost reply is retried
-		// by the caller's next read.
-		return err
-	}
-	return nil
+	return workers.FinishCreate(ctx, c.master, c.pool, p, rec, version)
 }

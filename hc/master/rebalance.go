@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/hc/internal/workers"
 	"github.com/giraffe-coord/giraffe/hc/layout"
 	"github.com/giraffe-coord/giraffe/hc/plan"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -21,9 +22,10 @@ const maxPlanAttempts = 5
 // is a standby it is recruited: made active by the same multi that
 // records the moves, so that a crash leaves either both or neither. The
 // domains that move whole are mapped to to in that multi as well, so
-// their new locks follow them. Locks still being created or already
-// moving stay out of the plan. The moves themselves are the daemon's to
-// execute.
+// their new locks follow them. Locks still being created on from are
+// finished first; locks already moving stay out of the plan. The plan
+// starts from a synced read of the master. The moves themselves are the
+// daemon's to execute.
 func Rebalance(ctx context.Context, conn *client.Conn, from, to string, mode plan.Mode) ([]string, error) {
 	if from == to {
 		return nil, fmt.Errorf("hc: rebalance from %s to itself", from)
@@ -47,6 +49,9 @@ func planRaced(err error) bool {
 }
 
 func rebalanceOnce(ctx context.Context, conn *client.Conn, from, to string, mode plan.Mode) ([]string, error) {
+	if err := syncMaster(ctx, conn); err != nil {
+		return nil, err
+	}
 	regs, err := clusters(ctx, conn)
 	if err != nil {
 		return nil, err
@@ -92,8 +97,13 @@ func rebalanceOnce(ctx context.Context, conn *client.Conn, from, to string, mode
 }
 
 // movable lists the locks placed on worker from that a plan may move
-// (created, not moving), with their records.
+// (not moving), with their records. Locks still being created there are
+// finished first, so that a plan made while a lock is created keeps it
+// with its domain.
 func movable(ctx context.Context, conn *client.Conn, from string) ([]string, map[string]record, error) {
+	if err := finishCreations(ctx, conn, from); err != nil {
+		return nil, nil, err
+	}
 	names, err := children(ctx, conn, layout.PlacementPath(from))
 	if err != nil {
 		return nil, nil, err
@@ -124,6 +134,54 @@ func movable(ctx context.Context, conn *client.Conn, from string) ([]string, map
 	return out, recs, nil
 }
 
+// finishCreations finishes the creation of the locks placed on worker
+// from whose records are still Creating.
+func finishCreations(ctx context.Context, conn *client.Conn, from string) error {
+	names, err := children(ctx, conn, layout.PlacementPath(from))
+	if err != nil {
+		return err
+	}
+	locks, err := decodeNames(names)
+	if err != nil {
+		return err
+	}
+	recs, err := lockRecords(ctx, conn, locks)
+	if err != nil {
+		return err
+	}
+	var pool *workers.Pool
+	for _, l := range locks {
+		r, ok := recs[l]
+		if !ok || !r.Creating {
+			continue
+		}
+		if pool == nil {
+			pool = workers.New(conn)
+			defer pool.Close()
+		}
+		if err := workers.FinishCreate(ctx, conn, pool, l, r.Node, r.version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncMaster makes the session's later reads at least as new as
+// everything the master had applied when it was called, so that a plan
+// starts from the latest state (a move committed through another session
+// included).
+func syncMaster(ctx context.Context, conn *client.Conn) error {
+	for {
+		_, err := conn.Sync(ctx, layout.Root)
+		if err == nil || !isConnLoss(err) {
+			return err
+		}
+		if err := sleep(ctx, retryPause); err != nil {
+			return err
+		}
+	}
+}
+
 // moveOps records the intent to move lock l (whose record is r) to
 // worker to: conditioned on the record's version, so that the move's
 // source and placement number are the current ones.
@@ -138,6 +196,9 @@ func moveOps(l string, r record, to string) []client.Op {
 // already moving or still being created is left out. Each lock's intent is
 // its own multi, so one that loses a race does not hold up the others.
 func MoveLocks(ctx context.Context, conn *client.Conn, locks []string, to string) ([]string, error) {
+	if err := syncMaster(ctx, conn); err != nil {
+		return nil, err
+	}
 	regs, err := clusters(ctx, conn)
 	if err != nil {
 		return nil, err

@@ -191,3 +191,28 @@ func EnsureCopy(ctx context.Context, conn *client.Conn, p string, rec layout.Wor
 		}
 	}
 }
+
+// FinishCreate completes the creation of lock p whose master record (at
+// version, read through master) is still Creating: the worker copy
+// (enabled, generation 0), then the record. Both steps are idempotent,
+// so the creator, a client that locates the lock and the daemon may all
+// run it. A copy that exists is left as it is: copies are never deleted,
+// so an existing one was made by this creation before.
+func FinishCreate(ctx context.Context, master *client.Conn, pool *Pool, p string, rec layout.Node, version int32) error {
+	ws, err := pool.Get(ctx, rec.Cluster)
+	if err != nil {
+		return err
+	}
+	cp := layout.WorkerLock{State: layout.Enabled, Placement: rec.Placement}
+	if err := EnsureCopy(ctx, ws.Conn, p, cp); err != nil {
+		return err
+	}
+	rec.Creating = false
+	_, err = master.Set(ctx, layout.NamePath(p), layout.Marshal(rec), version)
+	if err != nil && !errors.Is(err, zkproto.ErrBadVersion) && !errors.Is(err, zkproto.ErrConnectionLoss) {
+		// BADVERSION: someone else finished it; a lost reply shows in
+		// the caller's next read.
+		return err
+	}
+	return nil
+}
