@@ -84,7 +84,7 @@ func TestHCChurn(t *testing.T) {
 	var hist lockcheck.History
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var grants atomic.Int64
+	var grants, delayed atomic.Int64
 	var grantsOn sync.Map // worker → *atomic.Int64
 	for _, id := range workerIDs {
 		grantsOn.Store(id, new(atomic.Int64))
@@ -113,6 +113,9 @@ func TestHCChurn(t *testing.T) {
 				seq := hold.Sequencer()
 				h.Generation = seq.Generation
 				grants.Add(1)
+				if hold.LockDelayWaited() > 0 {
+					delayed.Add(1)
+				}
 				if n, ok := grantsOn.Load(seq.Cluster); ok {
 					n.(*atomic.Int64).Add(1)
 				}
@@ -190,7 +193,11 @@ func TestHCChurn(t *testing.T) {
 		n, _ := grantsOn.Load(id)
 		spread[id] = n.(*atomic.Int64).Load()
 	}
-	t.Logf("%d grants %v, %d moves planned, %d holders killed, 1 paused", grants.Load(), spread, moves.Load(), shape.killed)
+	t.Logf("%d grants %v (%d after a lock-delay), %d moves planned, %d holders killed, 1 paused",
+		grants.Load(), spread, delayed.Load(), moves.Load(), shape.killed)
+	if delayed.Load() == 0 {
+		t.Fatal("no grant waited a lost holder's lock-delay: the lost holders' locks were never taken again")
+	}
 	for id, n := range spread {
 		if n == 0 || moves.Load() == 0 {
 			t.Fatalf("the locks did not move enough to test anything: %d moves, no grant on %s", moves.Load(), id)

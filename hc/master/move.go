@@ -158,26 +158,6 @@ func (m *mover) step(ctx context.Context, mv layout.Move) (*layout.Move, error) 
 	return &next, nil
 }
 
-// syncWorker makes the session's later reads at least as new as
-// everything the worker had applied when it was called: a step resumed by
-// another daemon reads what the previous one wrote even through a lagging
-// server.
-func syncWorker(ctx context.Context, ws *workers.Session) error {
-	for {
-		_, err := ws.Conn.Sync(ctx, layout.LocksDir)
-		switch {
-		case err == nil, errors.Is(err, zkproto.ErrNoNode):
-			return nil
-		case isConnLoss(err):
-			if err := sleep(ctx, retryPause); err != nil {
-				return err
-			}
-		default:
-			return err
-		}
-	}
-}
-
 // readCopy reads a worker's copy of lock, through connection losses.
 func readCopy(ctx context.Context, ws *workers.Session, lock string) (layout.WorkerLock, *zkproto.Stat, error) {
 	var rec layout.WorkerLock
@@ -221,7 +201,7 @@ func (m *mover) disable(ctx context.Context, mv layout.Move) error {
 	if err != nil {
 		return err
 	}
-	if err := syncWorker(ctx, ws); err != nil {
+	if err := syncRead(ctx, ws.Conn, layout.LocksDir); err != nil {
 		return err
 	}
 	for {
@@ -257,7 +237,7 @@ func (m *mover) drainAndClaim(ctx context.Context, mv layout.Move) (gen int64, h
 	if err != nil {
 		return 0, false, err
 	}
-	if err := syncWorker(ctx, src); err != nil {
+	if err := syncRead(ctx, src.Conn, layout.LocksDir); err != nil {
 		return 0, false, err
 	}
 	node := layout.WorkerLockPath(mv.Lock)
@@ -299,7 +279,7 @@ func (m *mover) drainAndClaim(ctx context.Context, mv layout.Move) (gen int64, h
 	if err != nil {
 		return 0, false, err
 	}
-	if err := syncWorker(ctx, dest); err != nil {
+	if err := syncRead(ctx, dest.Conn, layout.LocksDir); err != nil {
 		return 0, false, err
 	}
 	claim := layout.WorkerLock{State: layout.Enabled, Placement: mv.Placement + 1, Gen: rec.Gen,
@@ -372,7 +352,7 @@ func (m *mover) disown(ctx context.Context, mv layout.Move) error {
 	if err != nil {
 		return err
 	}
-	if err := syncWorker(ctx, ws); err != nil {
+	if err := syncRead(ctx, ws.Conn, layout.LocksDir); err != nil {
 		return err
 	}
 	for {

@@ -49,7 +49,7 @@ func planRaced(err error) bool {
 }
 
 func rebalanceOnce(ctx context.Context, conn *client.Conn, from, to string, mode plan.Mode) ([]string, error) {
-	if err := syncMaster(ctx, conn); err != nil {
+	if err := syncRead(ctx, conn, layout.Root); err != nil {
 		return nil, err
 	}
 	regs, err := clusters(ctx, conn)
@@ -166,22 +166,6 @@ func finishCreations(ctx context.Context, conn *client.Conn, from string) error 
 	return nil
 }
 
-// syncMaster makes the session's later reads at least as new as
-// everything the master had applied when it was called, so that a plan
-// starts from the latest state (a move committed through another session
-// included).
-func syncMaster(ctx context.Context, conn *client.Conn) error {
-	for {
-		_, err := conn.Sync(ctx, layout.Root)
-		if err == nil || !isConnLoss(err) {
-			return err
-		}
-		if err := sleep(ctx, retryPause); err != nil {
-			return err
-		}
-	}
-}
-
 // moveOps records the intent to move lock l (whose record is r) to
 // worker to: conditioned on the record's version, so that the move's
 // source and placement number are the current ones.
@@ -196,7 +180,7 @@ func moveOps(l string, r record, to string) []client.Op {
 // already moving or still being created is left out. Each lock's intent is
 // its own multi, so one that loses a race does not hold up the others.
 func MoveLocks(ctx context.Context, conn *client.Conn, locks []string, to string) ([]string, error) {
-	if err := syncMaster(ctx, conn); err != nil {
+	if err := syncRead(ctx, conn, layout.Root); err != nil {
 		return nil, err
 	}
 	regs, err := clusters(ctx, conn)

@@ -39,8 +39,12 @@ type Status struct {
 }
 
 // ReadStatus reads the registry, the lock counts and the moves in
-// progress from the master.
+// progress from the master, after a sync: the answer includes every
+// change any session saw applied before the call.
 func ReadStatus(ctx context.Context, conn *client.Conn) (Status, error) {
+	if err := syncRead(ctx, conn, layout.Root); err != nil {
+		return Status{}, err
+	}
 	regs, err := clusters(ctx, conn)
 	if err != nil {
 		return Status{}, err
@@ -114,6 +118,9 @@ func compareIDs(a, b string) int {
 func Audit(ctx context.Context, conn *client.Conn, opts ...client.Option) ([]string, error) {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if err := syncRead(ctx, conn, layout.Root); err != nil {
+		return nil, err
+	}
 	regs, err := clusters(ctx, conn)
 	if err != nil {
 		return nil, err
@@ -161,7 +168,7 @@ func Audit(ctx context.Context, conn *client.Conn, opts ...client.Option) ([]str
 		if err != nil {
 			return nil, err
 		}
-		if err := syncWorker(ctx, ws); err != nil {
+		if err := syncRead(ctx, ws.Conn, layout.LocksDir); err != nil {
 			return nil, err
 		}
 		names, err := children(ctx, ws.Conn, layout.LocksDir)

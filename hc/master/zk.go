@@ -27,6 +27,28 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// syncRead makes the session's later reads at least as new as everything
+// its ensemble had applied when it was called, through connection losses
+// (a missing path is no error). The master's state is written through
+// many sessions (clients, daemons, tools), and a step resumed by another
+// daemon must read what the previous one wrote on a worker, even through
+// a server that lags.
+func syncRead(ctx context.Context, conn *client.Conn, path string) error {
+	for {
+		_, err := conn.Sync(ctx, path)
+		switch {
+		case err == nil, errors.Is(err, zkproto.ErrNoNode):
+			return nil
+		case isConnLoss(err):
+			if err := sleep(ctx, retryPause); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+}
+
 // getRecord reads the JSON record at path into v, through connection
 // losses; a missing node is zkproto.ErrNoNode.
 func getRecord(ctx context.Context, conn *client.Conn, path string, v any) (*zkproto.Stat, error) {
