@@ -11,7 +11,7 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables clean
+.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables test-hc-long clean
 
 all: build
 
@@ -51,6 +51,10 @@ test-ensemble: build
 ## test-sim: 500 simulator seeds over classic-3, 9-3-3, 27-3-3 and 50-5-10, half in swarm mode (where the seed picks the faults, configuration changes included).
 test-sim:
 	SIM_SEEDS=125 $(GO) test -count=1 -timeout 20m -run TestSeeds ./sim
+
+## test-hc-long: the hierarchical lock service's tests at full size (churn: 30 clients over 300 locks in 3 domains for 90 s, 6 holders killed; 100 recalcitrant moves).
+test-hc-long: build
+	HC_LONG=1 GIRAFFE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v -run 'TestHC' ./itest
 
 ## sim-long: 100,000 simulator seeds (hours).
 sim-long:

@@ -84,7 +84,7 @@ lock prints a warning and kills the command.`,
 				release()
 				return nil
 			}
-			return runHolding(conn, command, release)
+			return runHolding(sessionLost(conn), "giraffe lock", command, release)
 		},
 	}
 	f := cmd.Flags()
@@ -95,9 +95,25 @@ lock prints a warning and kills the command.`,
 	return cmd
 }
 
-// runHolding runs command while the lock is held and returns its exit
-// status; it kills the command if the session ends (the lock is gone).
-func runHolding(conn *client.Conn, command []string, release func()) error {
+// sessionLost returns a channel closed when conn's session expires: the
+// locks it held are then gone.
+func sessionLost(conn *client.Conn) <-chan struct{} {
+	lost := make(chan struct{})
+	go func() {
+		for ev := range conn.SessionEvents() {
+			if ev.State == client.StateExpired {
+				close(lost)
+				return
+			}
+		}
+	}()
+	return lost
+}
+
+// runHolding runs command while a lock is held and returns its exit
+// status; it kills the command if lost is closed first (the lock is
+// gone). who prefixes the messages.
+func runHolding(lost <-chan struct{}, who string, command []string, release func()) error {
 	c := exec.Command(command[0], command[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := c.Start(); err != nil {
@@ -109,7 +125,6 @@ func runHolding(conn *client.Conn, command []string, release func()) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	events := conn.SessionEvents()
 	for {
 		select {
 		case err := <-done:
@@ -121,15 +136,10 @@ func runHolding(conn *client.Conn, command []string, release func()) error {
 			return err
 		case s := <-sig:
 			c.Process.Signal(s) // pass it on; the command decides
-		case ev, ok := <-events:
-			if !ok {
-				events = nil // the session ended; its last event came before
-				continue
-			}
-			if ev.State == client.StateExpired {
-				fmt.Fprintln(os.Stderr, "giraffe lock: session expired, the lock is lost; killing", command[0])
-				c.Process.Kill()
-			}
+		case <-lost:
+			fmt.Fprintf(os.Stderr, "%s: session expired, the lock is lost; killing %s\n", who, command[0])
+			c.Process.Kill()
+			lost = nil
 		}
 	}
 }

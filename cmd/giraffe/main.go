@@ -26,5 +26,6 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newLeaveCmd())
 	root.AddCommand(newElectCmd())
 	root.AddCommand(newShellCmd())
+	root.AddCommand(newHCCmd())
 	cli.Run(root)
 }

@@ -42,6 +42,10 @@ type Hold struct {
 	// Abandoned marks a request given up on purpose before a grant (its
 	// session was cut off while it waited): liveness does not apply to it.
 	Abandoned bool
+	// Generation is the fencing token the grant carried (a sequencer's
+	// generation), or 0 when there is none. Only the generations check
+	// uses it.
+	Generation int64
 }
 
 // NoPosition is the Position of a hold that has none.
@@ -56,12 +60,16 @@ type Options struct {
 	// LockDelay: after a Crashed hold released at t, no hold of the same
 	// path is granted before t + LockDelay.
 	LockDelay time.Duration
+	// Generations: in grant order, the generations of a path's exclusive
+	// holds strictly increase (so a service fencing with them refuses
+	// every earlier holder).
+	Generations bool
 }
 
 // Violation is one property a history breaks.
 type Violation struct {
-	// Property is "well-formed", "mutual exclusion", "fifo", "liveness" or
-	// "lock-delay".
+	// Property is "well-formed", "mutual exclusion", "fifo", "liveness",
+	// "lock-delay" or "generation".
 	Property string
 	// Detail names the holds involved.
 	Detail string
@@ -139,6 +147,9 @@ func Check(holds []Hold, opts Options) []Violation {
 		if opts.LockDelay > 0 {
 			checkLockDelay(granted, opts.LockDelay, add)
 		}
+		if opts.Generations {
+			checkGenerations(granted, add)
+		}
 	}
 	return out
 }
@@ -212,5 +223,26 @@ func checkLockDelay(granted []Hold, delay time.Duration, add func(string, string
 					h.Client, h.Acquired.Sub(c.Released), c.Client, delay, h.Path)
 			}
 		}
+	}
+}
+
+// checkGenerations: each exclusive grant carries a larger generation than
+// the one granted before it.
+func checkGenerations(granted []Hold, add func(string, string, ...any)) {
+	var prev *Hold
+	for i := range granted {
+		h := &granted[i]
+		if h.Shared {
+			continue
+		}
+		if h.Generation <= 0 {
+			add("generation", "%s on %s: granted without a generation", h.Client, h.Path)
+			continue
+		}
+		if prev != nil && h.Generation <= prev.Generation {
+			add("generation", "%s granted generation %d after %s's %d on %s",
+				h.Client, h.Generation, prev.Client, prev.Generation, h.Path)
+		}
+		prev = h
 	}
 }

@@ -24,6 +24,7 @@ func TestCheck(t *testing.T) {
 	crashed := func(h Hold) Hold { h.Crashed = true; return h }
 	abandoned := func(h Hold) Hold { h.Abandoned = true; return h }
 	otherPath := func(h Hold) Hold { h.Path = "/other"; return h }
+	gen := func(h Hold, g int64) Hold { h.Generation = g; return h }
 	X, S := false, true
 	tests := []struct {
 		name  string
@@ -47,6 +48,9 @@ func TestCheck(t *testing.T) {
 		{"lock-delay honored", []Hold{crashed(hold("a", X, 1, 0, 1, 5)), hold("b", X, 2, 0, 105, 110)}, Options{LockDelay: 100 * time.Millisecond}, nil},
 		{"lock-delay broken", []Hold{crashed(hold("a", X, 1, 0, 1, 5)), hold("b", X, 2, 0, 50, 60)}, Options{LockDelay: 100 * time.Millisecond}, []string{"lock-delay"}},
 		{"clean release has no delay", []Hold{hold("a", X, 1, 0, 1, 5), hold("b", X, 2, 0, 6, 9)}, Options{LockDelay: 100 * time.Millisecond}, nil},
+		{"generations increase", []Hold{gen(hold("a", X, 1, 0, 1, 5), 3), gen(hold("b", X, 2, 0, 6, 9), 7)}, Options{Generations: true}, nil},
+		{"generation goes back", []Hold{gen(hold("a", X, 1, 0, 1, 5), 7), gen(hold("b", X, 2, 0, 6, 9), 7)}, Options{Generations: true}, []string{"generation"}},
+		{"generation missing", []Hold{hold("a", X, 1, 0, 1, 5)}, Options{Generations: true}, []string{"generation"}},
 		{"acquired before requested", []Hold{hold("a", X, 1, 5, 1, 6)}, Options{}, []string{"well-formed"}},
 		{"released before acquired", []Hold{hold("a", X, 1, 0, 5, 2)}, Options{}, []string{"well-formed"}},
 	}
