@@ -72,6 +72,8 @@ type Config struct {
 	// OnLeaderAppend: see HostConfig.OnLeaderAppend. It is called from the
 	// replica's goroutine and must not block.
 	OnLeaderAppend func(LeaderAppend)
+	// AcceptEarly: see HostConfig.AcceptEarly.
+	AcceptEarly bool
 }
 
 func (c *Config) fill() error {

@@ -157,6 +157,9 @@ func appendedViews(ents []gpaxos.Entry) []Appended {
 // before its next Ready would make them late. The others (late,
 // duplicated, for a proposal resent or committed since) are dropped.
 func (h *Host) receiveEarly(m gpaxos.Message) {
+	if !h.cfg.AcceptEarly {
+		return
+	}
 	s := &h.streams
 	filed := len(s.pendingEarly)
 	defer func() {

@@ -49,6 +49,10 @@ type HostConfig struct {
 	// OnLeaderAppend, when set, hears at the leader of the entries its
 	// node appends, before they are durable (early.go); it must not block.
 	OnLeaderAppend func(LeaderAppend)
+	// AcceptEarly: this server's application takes early replies to its
+	// proposals (Delivery.Early); without it they are dropped, and the
+	// proposals are resent across leader changes as usual.
+	AcceptEarly bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }

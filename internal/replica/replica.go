@@ -149,7 +149,7 @@ func Open(cfg Config) (*Replica, error) {
 		Boots: st.id.Boots, Tick: cfg.Tick, ProposalTimeout: cfg.ProposalTimeout, SettleTimeout: cfg.SettleTimeout,
 		Clock: wallClock{}, Send: cfg.Transport.Send, Deliver: func(d Delivery) { r.deliver(d) },
 		OnConfig: cfg.OnConfig, OnRecovered: st.clearRecovering, OnLeaderReceived: cfg.OnLeaderReceived,
-		OnLeaderAppend: cfg.OnLeaderAppend, Logger: cfg.Logger,
+		OnLeaderAppend: cfg.OnLeaderAppend, AcceptEarly: cfg.AcceptEarly, Logger: cfg.Logger,
 	}, rec.hs, rec.snap, rec.entries)
 	if err != nil {
 		st.close()

@@ -111,7 +111,7 @@ func (c *cluster) start(id gpaxos.ID, topo gpaxos.Topology) {
 		cfg.OnLeaderReceived = c.onLeaderReceived(id)
 	}
 	if c.onLeaderAppend != nil {
-		cfg.OnLeaderAppend = c.onLeaderAppend(id)
+		cfg.OnLeaderAppend, cfg.AcceptEarly = c.onLeaderAppend(id), true
 	}
 	r, err := Open(cfg)
 	if err != nil {
