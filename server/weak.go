@@ -37,13 +37,11 @@ const (
 	WeakShortCircuit WeakMode = iota
 	// WeakOff answers weak writes as strong ones: once applied.
 	WeakOff
-	// WeakDynamicFsync is the comparison baseline of Performance and
-	// Reliability Isolation in ZooKeeper, which this server does not
-	// build: ParseWeakMode refuses it.
-	WeakDynamicFsync
 )
 
-// ParseWeakMode reads giraffe.weakMode.
+// ParseWeakMode reads giraffe.weakMode. It refuses dynamicfsync, the
+// comparison baseline of Performance and Reliability Isolation in
+// ZooKeeper, which this server does not build.
 func ParseWeakMode(s string) (WeakMode, error) {
 	switch s {
 	case "shortcircuit":
@@ -58,20 +56,15 @@ func ParseWeakMode(s string) (WeakMode, error) {
 
 // String returns the mode as zoo.cfg writes it.
 func (m WeakMode) String() string {
-	switch m {
-	case WeakOff:
+	if m == WeakOff {
 		return "off"
-	case WeakDynamicFsync:
-		return "dynamicfsync"
 	}
 	return "shortcircuit"
 }
 
 // shortCircuit reports whether this server answers weak writes early: a
 // weak namespace is declared and the mode is shortcircuit.
-func (s *Server) shortCircuit() bool {
-	return s.cfg.WeakMode == WeakShortCircuit && len(weakRoots(s.cfg.Namespaces)) > 0
-}
+func (s *Server) shortCircuit() bool { return s.answerEarly }
 
 // weakRoots returns the roots of tab's weak namespaces.
 func weakRoots(tab nsmap.Table) []string {
