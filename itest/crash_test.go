@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +19,22 @@ import (
 // load with SIGKILL at random moments, many times, and checks after every
 // restart that every acknowledged write is present and that what is present
 // is a prefix of what each writer issued.
-func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+func TestCrashKeepsAcknowledgedWrites(t *testing.T) { runCrash(t, "/crash") }
+
+// TestCrashKeepsAcknowledgedWeakWrites is the same with the writes in a
+// weak namespace, answered once they are in the log, before its fsync:
+// a process killed after writing the log loses none of them.
+func TestCrashKeepsAcknowledgedWeakWrites(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "zoo.cfg")
+	if err := os.WriteFile(cfg, []byte("giraffe.namespace.2=weak\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCrash(t, "/2/crash", "--config", cfg)
+}
+
+// runCrash kills a standalone server started with args under writes below
+// root (see TestCrashKeepsAcknowledgedWrites).
+func runCrash(t *testing.T, root string, args ...string) {
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}
@@ -41,18 +57,18 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		acked[w], issued[w] = -1, -1
 	}
 	for it := 0; it < iterations; it++ {
-		p, err := StartServer(dir, port)
+		p, err := StartServer(dir, port, args...)
 		if err != nil {
 			t.Fatalf("iteration %d: %v", it, err)
 		}
-		checkState(t, p.Addr, writers, acked, issued, it)
+		checkState(t, p.Addr, root, writers, acked, issued, it)
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		for w := 0; w < writers; w++ {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
-				runWriter(p.Addr, w, &acked[w], &issued[w], stop)
+				runWriter(p.Addr, root, w, &acked[w], &issued[w], stop)
 			}(w)
 		}
 		time.Sleep(time.Duration(50+rng.Intn(400)) * time.Millisecond)
@@ -60,12 +76,12 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		close(stop)
 		wg.Wait()
 	}
-	p, err := StartServer(dir, port)
+	p, err := StartServer(dir, port, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	checkState(t, p.Addr, writers, acked, issued, iterations)
+	checkState(t, p.Addr, root, writers, acked, issued, iterations)
 	total := 0
 	for _, a := range acked {
 		total += a + 1
@@ -79,9 +95,9 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
-// runWriter creates /crash/w<w>/<seq> one at a time until the connection
+// runWriter creates root/w<w>/<seq> one at a time until the connection
 // breaks, recording what was acknowledged.
-func runWriter(addr string, w int, acked, issued *int, stop chan struct{}) {
+func runWriter(addr, root string, w int, acked, issued *int, stop chan struct{}) {
 	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
 		return
@@ -90,8 +106,8 @@ func runWriter(addr string, w int, acked, issued *int, stop chan struct{}) {
 	// Closing the client fails its pending call at once, instead of
 	// letting it wait for a server that is gone.
 	go func() { <-stop; conn.Close() }()
-	base := fmt.Sprintf("/crash/w%d", w)
-	conn.Create("/crash", nil, 0, zk.WorldACL(zk.PermAll))
+	base := fmt.Sprintf("%s/w%d", root, w)
+	conn.Create(root, nil, 0, zk.WorldACL(zk.PermAll))
 	conn.Create(base, nil, 0, zk.WorldACL(zk.PermAll))
 	for seq := *acked + 1; ; seq++ {
 		select {
@@ -120,7 +136,7 @@ func runWriter(addr string, w int, acked, issued *int, stop chan struct{}) {
 
 // checkState verifies that each writer's nodes are exactly 0..k with
 // acked <= k <= issued.
-func checkState(t *testing.T, addr string, writers int, acked, issued []int, it int) {
+func checkState(t *testing.T, addr, root string, writers int, acked, issued []int, it int) {
 	t.Helper()
 	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 	if err != nil {
@@ -128,7 +144,7 @@ func checkState(t *testing.T, addr string, writers int, acked, issued []int, it 
 	}
 	defer conn.Close()
 	for w := 0; w < writers; w++ {
-		kids, _, err := conn.Children(fmt.Sprintf("/crash/w%d", w))
+		kids, _, err := conn.Children(fmt.Sprintf("%s/w%d", root, w))
 		if err == zk.ErrNoNode {
 			kids = nil
 		} else if err != nil {

@@ -77,16 +77,24 @@ func TestLinearizableUnderFaults(t *testing.T) {
 		shapes = shapes[:1]
 	}
 	for _, sh := range shapes {
-		t.Run(sh.String(), func(t *testing.T) { runLinearizable(t, sh, 12*time.Second) })
+		t.Run(sh.String(), func(t *testing.T) { runLinearizable(t, sh, 12*time.Second, linOptions{}) })
 	}
 }
 
-func runLinearizable(t *testing.T, sh members.Shape, dur time.Duration) {
-	c := StartEnsemble(t, sh)
+// linOptions vary runLinearizable.
+type linOptions struct {
+	extra  []string // zoo.cfg lines
+	parent string   // of the registers ("": the root)
+	// load, when set, runs alongside the clients until stop is closed.
+	load func(c *launcher.Cluster, stop <-chan struct{})
+}
+
+func runLinearizable(t *testing.T, sh members.Shape, dur time.Duration, opt linOptions) {
+	c := StartEnsemble(t, sh, opt.extra...)
 	all := addrs(c)
 	setup := zkConnect(t, all)
 	for k := 0; k < 3; k++ {
-		if _, err := setup.Create(fmt.Sprintf("/k%d", k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := setup.Create(fmt.Sprintf("%s/k%d", opt.parent, k), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,6 +110,13 @@ func runLinearizable(t *testing.T, sh members.Shape, dur time.Duration) {
 	var pending []porcupine.Operation // writes with an unknown outcome
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	if opt.load != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opt.load(c, stop)
+		}()
+	}
 	var stale []string
 	const clients = 6
 	for cl := 0; cl < clients; cl++ {
@@ -123,7 +138,7 @@ func runLinearizable(t *testing.T, sh members.Shape, dur time.Duration) {
 				default:
 				}
 				k := rng.Intn(3)
-				path := fmt.Sprintf("/k%d", k)
+				path := fmt.Sprintf("%s/k%d", opt.parent, k)
 				call := time.Now()
 				switch r := rng.Intn(10); {
 				case r < 4:

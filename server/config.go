@@ -106,6 +106,9 @@ type Config struct {
 	// keys, DeclareNamespace); every member of an ensemble must declare
 	// the same (docs/namespaces.md).
 	Namespaces nsmap.Table
+	// WeakMode is when a weak namespace's writes are answered
+	// (giraffe.weakMode; docs/namespaces.md).
+	WeakMode WeakMode
 	// pendingAdmin holds giraffe.admin.N values until the server lines
 	// they belong to have all been read.
 	pendingAdmin []members.Member

@@ -39,8 +39,12 @@ type conn struct {
 	br *bufio.Reader
 
 	// slots holds one token per request in the pipeline; len(slots) == 0
-	// means every earlier request of this connection has been answered.
+	// means every earlier request of this connection has been applied (a
+	// weak write answered early keeps its token until then, so that a read
+	// behind it sees it).
 	slots chan struct{}
+	// order keeps the replies in request order (replyorder.go).
+	order replyOrder
 
 	session   atomic.Int64
 	timeout   time.Duration
@@ -312,6 +316,9 @@ func (c *conn) handshake(frame []byte) string {
 	if req.SessionID == 0 {
 		return c.createSession(timeout)
 	}
+	if s.lostZxid(req.LastZxidSeen) {
+		return c.endLostSession(req.SessionID, req.LastZxidSeen)
+	}
 	si, ok := c.lookupSession(req.SessionID)
 	if !ok || !bytes.Equal(si.Passwd, req.Passwd) || !s.sessions.Touch(req.SessionID, time.Now()) {
 		return c.refuseExpired(req.SessionID)
@@ -448,11 +455,14 @@ func (c *conn) enqueueProposal(pr *proposal) bool {
 	pr.conn = c
 	inner := pr.applied
 	pr.applied = func(res txn.Result, e *txn.Entry) {
-		if inner != nil {
-			inner(res, e)
-		}
+		c.order.complete(pr, func() {
+			if inner != nil {
+				inner(res, e)
+			}
+		})
 		<-c.slots
 	}
+	c.order.add(pr)
 	return c.s.pipe.submit(pr)
 }
 

@@ -48,7 +48,7 @@ func (t *chanTransport) Recv() <-chan gpaxos.Message {
 
 func (t *chanTransport) Close() error { return nil }
 
-func startInProcessEnsemble(t *testing.T, n int, classic bool) []*Server {
+func startInProcessEnsemble(t *testing.T, n int, classic bool, mutate ...func(*Config)) []*Server {
 	nw := &chanNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}}
 	old := newPeerTransport
 	newPeerTransport = func(s *Server, peers map[gpaxos.ID]string) (peerTransport, error) {
@@ -76,6 +76,9 @@ func startInProcessEnsemble(t *testing.T, n int, classic bool) []*Server {
 		cfg.ServerID = members.ID(i)
 		cfg.ForceSync = false
 		cfg.Ensemble = Ensemble{Members: peers, Shape: members.Shape{Trees: 3, Children: 3, Classic: classic}, Tick: 10 * time.Millisecond}
+		for _, m := range mutate {
+			m(&cfg)
+		}
 		s, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 // injected into this server's peer transport, POST applies a spec
 // (transport.ParseFaultSpec: "drop ID P; delay ID D [JITTER]; block ID
 // [in|out|both]; unblock ID; isolate; pause; resume; heal"), or
-// "stall-fsync D [N]": the next N (default 1) fsyncs of the replica's log
-// each take D longer.
+// "stall-fsync D [N]": the next N (default 1) fsyncs of the log (the
+// replica's, or a standalone server's) each take D longer.
 // It exists for tests (the kernel here has no netem), and only with
 // Config.FaultInjection: otherwise it answers 404 and the transport has no
 // fault hooks to set.
@@ -25,16 +25,20 @@ func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fault injection is off: start the server with giraffe.faultInjection=true", http.StatusNotFound)
 		return
 	}
+	var body []byte
+	var err error
+	if r.Method == http.MethodPost {
+		body, err = io.ReadAll(io.LimitReader(r.Body, 4096))
+		if err == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "stall-fsync") {
+			s.stallFsync(w, string(body))
+			return
+		}
+	}
 	if s.faults == nil {
 		http.Error(w, "not an ensemble member", http.StatusNotFound)
 		return
 	}
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(io.LimitReader(r.Body, 4096))
-		if err == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "stall-fsync") {
-			s.stallFsync(w, string(body))
-			return
-		}
 		var spec transport.FaultSpec
 		if err == nil {
 			spec, err = transport.ParseFaultSpec(string(body))
@@ -51,7 +55,6 @@ func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 
 // stallFsync applies "stall-fsync D [N]".
 func (s *Server) stallFsync(w http.ResponseWriter, spec string) {
-	rp, ok := s.pipe.(*replicated)
 	f := strings.Fields(spec)
 	var d time.Duration
 	var err error
@@ -67,14 +70,16 @@ func (s *Server) stallFsync(w http.ResponseWriter, spec string) {
 	if err == nil && (d <= 0 || d > time.Minute || n <= 0) {
 		err = fmt.Errorf("stall-fsync: duration in (0, 1m] and a positive count")
 	}
-	if !ok || err != nil {
-		if err == nil {
-			err = fmt.Errorf("not an ensemble member")
-		}
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rp.rep.StallFsync(d, n)
+	switch p := s.pipe.(type) {
+	case *replicated:
+		p.rep.StallFsync(d, n)
+	case *pipeline:
+		p.stall.set(d, n)
+	}
 	s.log.Warn("fault injection: fsync stall", "delay", d, "count", n)
 	fmt.Fprintf(w, "stall-fsync %v %d\n", d, n)
 }

@@ -27,6 +27,11 @@ type metrics struct {
 	// tlsHandshakeFailures counts clients refused in the TLS handshake
 	// of the secure client port.
 	tlsHandshakeFailures prometheus.Counter
+
+	// Weak namespaces (weak.go).
+	weakEarly    prometheus.Counter
+	weakMismatch prometheus.Counter
+	weakLost     prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -67,9 +72,22 @@ func newMetrics() *metrics {
 		snapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_snapshots_total", Help: "Snapshots written.",
 		}),
+		weakEarly: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_weak_early_replies_total",
+			Help: "Weak writes answered once ordered, before they were durable on a quorum and applied.",
+		}),
+		weakMismatch: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_weak_mismatch_total",
+			Help: "Weak writes answered early with another result than the one they had once applied (must stay 0).",
+		}),
+		weakLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_weak_possibly_lost_total",
+			Help: "Weak writes answered early whose requests this server gave up on before seeing them commit (a leader change).",
+		}),
 	}
 	m.reg.MustRegister(m.requests, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
+		m.weakEarly, m.weakMismatch, m.weakLost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

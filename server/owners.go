@@ -64,19 +64,14 @@ func moveBody(id int64, from gpaxos.ID) []byte {
 
 // applyMove applies a committed move; the tree lock is held.
 func (r *replicated) applyMove(c *replica.Committed) {
-	var res txn.Result
-	id, from, ok := sessions.ParseMove(c.Body[1:])
-	if !ok {
+	id, code, ok := stepMove(r.s.tree, r.owners, c.Body[1:], c.Origin, uint64(c.Zxid))
+	switch {
+	case !ok:
 		r.s.log.Error("malformed session move entry", "zxid", c.Zxid)
-		res.Err = zkproto.ErrBadArguments
-		r.complete(c, res, nil)
-		return
-	}
-	_, exists := r.s.tree.Session(id)
-	if res.Err = r.owners.Move(id, from, c.Origin, exists, uint64(c.Zxid)); res.Err == zkproto.OK {
+	case code == zkproto.OK:
 		r.s.sessions.Touch(id, time.Now())
 	}
-	r.complete(c, res, nil)
+	r.complete(c, txn.Result{Err: code}, nil)
 }
 
 // refuseMoved refuses a write of a session that has moved to another

@@ -37,7 +37,7 @@ func openReplica(s *Server) (*replicated, error) {
 		return nil, fmt.Errorf("peer transport: %w", err)
 	}
 	s.membership.set(static, voters)
-	rep, err := replica.Open(replica.Config{
+	cfg := replica.Config{
 		ID: s.cfg.ServerID, Voters: voters, Joining: e.Joined != nil, Topology: e.Shape.Topology(),
 		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
@@ -54,13 +54,24 @@ func openReplica(s *Server) (*replicated, error) {
 		},
 		OnSync:           s.metrics.observeSync,
 		OnLeaderReceived: s.leaderReceived,
-	})
+	}
+	// Weak writes answered early (weak_ensemble.go): the weak leader needs
+	// the replica, which needs its hook first.
+	var weak *weakLeader
+	if s.shortCircuit() {
+		weak = newWeakLeader(nil)
+		cfg.OnLeaderAppend, cfg.AcceptEarly = weak.hear, true
+	}
+	rep, err := replica.Open(cfg)
 	if err != nil {
 		tr.Close()
 		return nil, err
 	}
 	rp := newReplicated(s, rep)
 	rp.transport = tr
+	if weak != nil {
+		weak.r, rp.weak = rp, weak
+	}
 	s.log.Info("ensemble member", "id", s.cfg.ServerID, "servers", len(e.Members), "group", voters.GroupOf(s.cfg.ServerID),
 		"groups", len(voters.Groups), "classic", e.Shape.Classic)
 	return rp, nil

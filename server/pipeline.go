@@ -44,6 +44,18 @@ type proposal struct {
 	// item (a leader change); internal proposals use it to undo their
 	// bookkeeping.
 	abandoned func()
+	// early, on a weak write (weak.go), answers it before it is applied,
+	// from the result it will have once applied at zxid; it runs at most
+	// once, before applied, which then only checks that result.
+	early func(res txn.Result, zxid int64)
+	// earlyResult is the encoded result early answered with. The server
+	// that answers early sets it, before applied runs, in the goroutine
+	// that then hands the item to the applier.
+	earlyResult []byte
+	// answered and held are the connection's reply order's (replyOrder):
+	// the item's reply was sent; an early reply waiting for earlier ones.
+	answered bool
+	held     func()
 }
 
 // orderer is the server's total order of writes: the standalone pipeline,
@@ -66,10 +78,14 @@ const maxBatch = 1024
 
 // pipeline orders writes: the logger assigns zxids and times, appends to the
 // log and fsyncs once per batch; the applier applies each batch in order.
+// With weak writes answered early, the logger hands its batches to a
+// syncer instead, and orders (and answers) the next ones while it fsyncs:
+// a weak write does not wait for the fsync of the writes before it.
 type pipeline struct {
 	s       *Server
 	wal     *wal.Log
 	in      chan *proposal
+	toSync  chan syncBatch // logger → syncer; nil without a syncer
 	toApply chan []*proposal
 	stopped chan struct{}
 	stopOne sync.Once
@@ -81,10 +97,43 @@ type pipeline struct {
 	applied int64
 	// sinceSnap counts entries applied since the last snapshot (applier only).
 	sinceSnap int
+	// spec, in the shortcircuit mode with a weak namespace declared, is the
+	// speculative state weak writes are answered from (weak.go); owned by
+	// the logger goroutine.
+	spec *spec
+	// stall delays the next fsyncs (fault injection: faults.go).
+	stall fsyncStall
+}
+
+// fsyncStall delays fsyncs, as a disk that stops answering for a while
+// does: the next count fsyncs of the log each wait d first. It is set from
+// another goroutine (the fault-injection endpoint).
+type fsyncStall struct {
+	mu    sync.Mutex
+	d     time.Duration
+	count int
+}
+
+// set makes the next count fsyncs wait d.
+func (st *fsyncStall) set(d time.Duration, count int) {
+	st.mu.Lock()
+	st.d, st.count = d, count
+	st.mu.Unlock()
+}
+
+// take returns how long the fsync about to run must wait.
+func (st *fsyncStall) take() time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.count == 0 {
+		return 0
+	}
+	st.count--
+	return st.d
 }
 
 func newPipeline(s *Server, lg *wal.Log, lastZxid int64) *pipeline {
-	return &pipeline{
+	p := &pipeline{
 		s:       s,
 		wal:     lg,
 		in:      make(chan *proposal, 4*maxBatch),
@@ -93,15 +142,31 @@ func newPipeline(s *Server, lg *wal.Log, lastZxid int64) *pipeline {
 		zxid:    lastZxid,
 		applied: lastZxid,
 	}
+	if s.shortCircuit() {
+		p.spec = newSpec(s.cfg.Namespaces, s.tree, nil, s.log)
+		p.toSync = make(chan syncBatch, 64)
+	}
+	return p
+}
+
+// syncBatch is a batch the logger appended, with how many entries it
+// wrote, on its way to the syncer.
+type syncBatch struct {
+	batch  []*proposal
+	writes int
 }
 
 func (p *pipeline) start() {
 	p.wg.Add(2)
 	go p.logLoop()
 	go p.applyLoop()
+	if p.toSync != nil {
+		p.wg.Add(1)
+		go p.syncLoop()
+	}
 }
 
-// stop ends both stages. Proposals not yet logged are dropped (their
+// stop ends every stage. Proposals not yet logged are dropped (their
 // connections are already closed); logged ones are durable and are applied
 // at the next start by recovery.
 func (p *pipeline) stop() {
@@ -131,7 +196,11 @@ func (p *pipeline) queued() int { return len(p.in) }
 
 func (p *pipeline) logLoop() {
 	defer p.wg.Done()
-	defer close(p.toApply)
+	if p.toSync != nil {
+		defer close(p.toSync)
+	} else {
+		defer close(p.toApply)
+	}
 	var buf []byte
 	for {
 		var first *proposal
@@ -166,13 +235,19 @@ func (p *pipeline) logLoop() {
 			}
 			writes++
 		}
-		if writes > 0 {
-			start := time.Now()
-			if err := p.wal.Sync(); err != nil {
-				p.s.fail(err)
+		if p.toSync != nil {
+			if writes > 0 && !p.answerEarly(batch) {
 				return
 			}
-			p.s.metrics.observeSync(writes, time.Since(start))
+			select {
+			case p.toSync <- syncBatch{batch, writes}:
+			case <-p.stopped:
+				return
+			}
+			continue
+		}
+		if writes > 0 && !p.sync(writes) {
+			return
 		}
 		select {
 		case p.toApply <- batch:
@@ -180,6 +255,78 @@ func (p *pipeline) logLoop() {
 			return
 		}
 	}
+}
+
+// sync makes the writes appended so far durable; it returns false if the
+// log failed (the server then stops).
+func (p *pipeline) sync(writes int) bool {
+	if d := p.stall.take(); d > 0 {
+		time.Sleep(d)
+	}
+	start := time.Now()
+	if err := p.wal.Sync(); err != nil {
+		p.s.fail(err)
+		return false
+	}
+	p.s.metrics.observeSync(writes, time.Since(start))
+	return true
+}
+
+// syncLoop fsyncs what the logger appended, once for every batch waiting,
+// and hands the batches on to the applier in order.
+func (p *pipeline) syncLoop() {
+	defer p.wg.Done()
+	defer close(p.toApply)
+	for first := range p.toSync {
+		batches := []syncBatch{first}
+	drain:
+		for {
+			select {
+			case b, ok := <-p.toSync:
+				if !ok {
+					break drain
+				}
+				batches = append(batches, b)
+			default:
+				break drain
+			}
+		}
+		writes := 0
+		for _, b := range batches {
+			writes += b.writes
+		}
+		if writes > 0 && !p.sync(writes) {
+			return
+		}
+		for _, b := range batches {
+			select {
+			case p.toApply <- b.batch:
+			case <-p.stopped:
+				return
+			}
+		}
+	}
+}
+
+// answerEarly answers the weak writes of batch, just logged, from the
+// speculative state, which every entry of the batch advances in order.
+// The records are handed to the operating system first, so that a process
+// crash loses nothing answered; a machine crash before the fsync can. It
+// returns false if the log failed (the server then stops).
+func (p *pipeline) answerEarly(batch []*proposal) bool {
+	if err := p.wal.Flush(); err != nil {
+		p.s.fail(err)
+		return false
+	}
+	for _, pr := range batch {
+		if pr.entry == nil {
+			continue
+		}
+		if res, answer := p.spec.entry(pr.entry, 0); answer && pr.early != nil {
+			pr.early(res, pr.entry.Zxid)
+		}
+	}
+	return true
 }
 
 func (p *pipeline) applyLoop() {

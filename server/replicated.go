@@ -55,6 +55,12 @@ type replicated struct {
 	// owners maps each session to the server its requests may come from
 	// (sessions.Owners).
 	owners *sessions.Owners
+	// ends remembers where the epochs ended (weak_ensemble.go).
+	ends epochEnds
+
+	// weak answers weak writes early while this server leads; nil unless
+	// it does so (weak_ensemble.go).
+	weak *weakLeader
 }
 
 type pendingItem struct {
@@ -73,6 +79,13 @@ func (r *replicated) start() {
 	r.wg.Add(2)
 	go r.proposeLoop()
 	go r.applyLoop()
+	if r.weak != nil {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.weak.run(r.stopped)
+		}()
+	}
 }
 
 func (r *replicated) stop() {
@@ -180,6 +193,9 @@ func (r *replicated) applyLoop() {
 		if len(d.Resent) > 0 {
 			r.resent(d.Resent)
 		}
+		if len(d.Early) > 0 {
+			r.early(d.Early)
+		}
 		if d.Abandoned != 0 {
 			r.abandon(d.Abandoned)
 		}
@@ -194,7 +210,10 @@ func (r *replicated) applyLoop() {
 // apply applies one committed entry; the tree lock is held.
 func (r *replicated) apply(c *replica.Committed) {
 	s := r.s
-	defer func() { r.applied = int64(c.Zxid) }()
+	defer func() {
+		r.applied = int64(c.Zxid)
+		r.ends.applied(r.applied)
+	}()
 	if c.Conf != nil {
 		r.applyConf(c)
 		return
@@ -204,18 +223,24 @@ func (r *replicated) apply(c *replica.Committed) {
 	}
 	switch c.Body[0] {
 	case bodyTxn:
-		r.applyTxn(c, c.Body[1:])
+		e, err := txn.Unmarshal(c.Body[1:])
+		if err != nil {
+			// Every replica refuses it alike, so they stay in step.
+			s.log.Error("undecodable committed entry", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "err", err)
+			return
+		}
+		e.Zxid = int64(c.Zxid)
+		r.applyCommitted(c, e)
 	case bodyExpiry:
-		decidedAt, entry, ok := sessions.ParseExpiry(c.Body[1:])
-		e, err := txn.Unmarshal(entry)
-		if !ok || err != nil || !r.owners.ExpiryCounts(e.Session, decidedAt, uint64(c.Zxid)) {
+		e, counts := expiryEntry(r.owners, c.Body[1:], uint64(c.Zxid))
+		if !counts {
 			// Decided by a leader of another epoch, or before a move of
 			// the session it had not applied: every replica ignores it
 			// alike; the proposer may decide again.
 			r.complete(c, txn.Result{Err: zkproto.ErrSessionExpired}, nil)
 			return
 		}
-		r.applyTxn(c, entry)
+		r.applyCommitted(c, e)
 	case bodyTouch:
 		s.sessions.TouchListed(c.Body[1:], time.Now())
 		if c.Own {
@@ -228,23 +253,15 @@ func (r *replicated) apply(c *replica.Committed) {
 	}
 }
 
-// applyTxn applies a committed txn.Entry, encoded in b; the tree lock is
-// held.
-func (r *replicated) applyTxn(c *replica.Committed, b []byte) {
+// applyCommitted applies a committed txn.Entry; the tree lock is held.
+func (r *replicated) applyCommitted(c *replica.Committed, e *txn.Entry) {
 	s := r.s
-	e, err := txn.Unmarshal(b)
-	if err != nil {
-		// Every replica refuses it alike, so they stay in step.
-		s.log.Error("undecodable committed entry", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "err", err)
-		return
-	}
-	e.Zxid = int64(c.Zxid)
-	if r.owners.MovedAway(e, c.Origin) {
+	res, trig, moved := stepTxn(s.tree, r.owners, e, c.Origin)
+	if moved {
 		r.refuseMoved(c, e)
 		return
 	}
-	var res txn.Result
-	trig := s.applyEntry(e, &res)
+	s.metrics.applied.Inc()
 	r.deliveries = s.triggerWatches(trig, r.deliveries[:0])
 	r.sinceSnap++
 	r.sessionBookkeeping(e, res, c.Origin)
@@ -255,7 +272,6 @@ func (r *replicated) applyTxn(c *replica.Committed, b []byte) {
 // sessions in the tree, so that whichever server leads can expire them.
 func (r *replicated) sessionBookkeeping(e *txn.Entry, res txn.Result, origin gpaxos.ID) {
 	s := r.s
-	r.owners.Track(e, res, origin)
 	switch e.Op.Kind {
 	case txn.KindCreateSession:
 		if res.Err == 0 {
@@ -323,8 +339,12 @@ func (r *replicated) abandon(stream uint64) {
 	r.mu.Lock()
 	failed := map[*conn]bool{}
 	keep := r.pending[:0]
+	lost := 0
 	for _, it := range r.pending {
 		if it.ordered && it.stream < stream {
+			if it.answeredEarly() {
+				lost++
+			}
 			if it.pr.conn != nil {
 				failed[it.pr.conn] = true
 			}
@@ -342,6 +362,12 @@ func (r *replicated) abandon(stream uint64) {
 	r.pending = keep
 	r.fireReady()
 	r.mu.Unlock()
+	if lost > 0 {
+		// Answered, and perhaps lost with the leader that ordered them:
+		// their clients' next handshake finds out (lostZxid).
+		r.s.metrics.weakLost.Add(float64(lost))
+		r.s.log.Warn("weak writes answered early may have been lost with their leader", "count", lost)
+	}
 	for c := range failed {
 		c.close("leader changed: outcome of in-flight requests unknown")
 	}
@@ -362,6 +388,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	r.s.tree = t
 	r.owners = owners
 	r.applied = int64(sn.Index)
+	r.ends.restored(r.applied)
 	r.adoptMembership(t.Config(), sn.Voters)
 	r.s.checkMember(int64(sn.Index))
 	r.s.sessions.ResetFrom(t.Sessions(), time.Now())

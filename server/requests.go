@@ -127,10 +127,15 @@ func isWrite(op zkproto.OpCode) bool {
 	return false
 }
 
-// write validates a write request, orders it and answers once applied.
+// write validates a write request, orders it and answers once applied, or,
+// for a weak write in the shortcircuit mode, once ordered (weak.go).
 func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 	s := c.s
 	op, bad := s.toOp(h.Op, req)
+	_, weak, mixedAt := writeNamespace(s.cfg.Namespaces, &op)
+	if bad == nil && mixedAt >= 0 {
+		bad = s.refuseMixed(&op, mixedAt, c.sessionID())
+	}
 	if bad != nil {
 		// Refused before ordering: nothing changes, so no entry is logged.
 		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), bad.code, bad.multi) })
@@ -138,11 +143,31 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 	}
 	e := &txn.Entry{Session: c.sessionID(), Auth: c.authIDs(), Op: op}
 	start := time.Now()
-	c.enqueueProposal(&proposal{entry: e, applied: func(res txn.Result, e *txn.Entry) {
+	pr := &proposal{entry: e}
+	pr.applied = func(res txn.Result, e *txn.Entry) {
+		if pr.earlyResult != nil {
+			s.weakCommitted(pr, res, e)
+			return
+		}
 		code, body := writeReply(h.Op, &op, &res)
 		c.reply(h.Xid, e.Zxid, code, body)
 		s.latency.observe(time.Since(start))
-	}})
+	}
+	if weak && s.shortCircuit() {
+		pr.early = func(res txn.Result, zxid int64) {
+			if res.Err == zkproto.ErrSessionMoved {
+				return // the commit closes the connection (refuseMoved)
+			}
+			pr.earlyResult = txn.MarshalResult(nil, &res)
+			code, body := writeReply(h.Op, &op, &res)
+			c.order.early(pr, func() {
+				c.reply(h.Xid, zxid, code, body)
+				s.metrics.weakEarly.Inc()
+				s.latency.observe(time.Since(start))
+			})
+		}
+	}
+	c.enqueueProposal(pr)
 }
 
 // writeReply shapes the reply of an applied write.

@@ -18,9 +18,10 @@
 //
 //   - server.go: the Server's life (New, Start, Close);
 //   - config.go, zoocfg.go: Config and Ensemble; reading zoo.cfg;
-//   - conns.go, conn.go, requests.go, sessions.go, fourletter.go, apply.go:
-//     the ZooKeeper front end (connections, requests, sessions, the
-//     four-letter words, applying entries and firing watches);
+//   - conns.go, conn.go, replyorder.go, requests.go, sessions.go,
+//     fourletter.go, apply.go: the ZooKeeper front end (connections, the
+//     order of their replies, requests, sessions, the four-letter words,
+//     applying entries and firing watches);
 //   - tls.go: the secure client port, the x509 ids its clients'
 //     certificates give them, and the TLS of the links between members
 //     (sslQuorum);
@@ -28,6 +29,8 @@
 //     snapshots, recovery);
 //   - replicated.go, owners.go, peers.go, peers_tcp.go: the ensemble
 //     orderer (Group Paxos, session owners, the peer transport);
+//   - namespaces.go, weak.go, weak_ensemble.go: namespaces, and weak
+//     writes answered once ordered (standalone and in an ensemble);
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
 //   - admin.go, faults.go, metrics.go, latency.go: the read-only metrics
@@ -91,6 +94,8 @@ type Server struct {
 	// declaration is in flight.
 	nsDeclared atomic.Bool
 	declaring  atomic.Bool
+	// answerEarly: weak writes are answered once ordered (weak.go).
+	answerEarly bool
 
 	ln        net.Listener // the plain client port; nil with NoClientPort
 	secureLn  net.Listener // the secure client port (tls.go), or nil
@@ -131,6 +136,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := s.openTLS(); err != nil {
 		return nil, err
 	}
+	s.answerEarly = cfg.WeakMode == WeakShortCircuit && len(weakRoots(cfg.Namespaces)) > 0
 	s.snaps = newSnapshotter(s)
 	s.sessions = sessions.NewTracker(int64(s.cfg.ServerID), time.Now())
 	s.guard = newServingGuard()

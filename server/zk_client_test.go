@@ -97,6 +97,9 @@ func startEnsemble(t *testing.T, shape string, cfg server.Config) target {
 	for _, ns := range cfg.Namespaces.Namespaces() {
 		extra = append(extra, fmt.Sprintf("giraffe.namespace.%s=%s", ns.Name, ns.Level))
 	}
+	if cfg.WeakMode != server.WeakShortCircuit {
+		extra = append(extra, "giraffe.weakMode="+cfg.WeakMode.String())
+	}
 	c := itest.StartEnsemble(t, sh, extra...)
 	e := &ensembleTarget{}
 	for _, sv := range c.Servers {

@@ -209,6 +209,8 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		c.AdminTokenFile = val
 	case "giraffe.faultInjection":
 		c.FaultInjection, err = strconv.ParseBool(val)
+	case "giraffe.weakMode":
+		c.WeakMode, err = ParseWeakMode(val)
 	default:
 		return false, nil
 	}

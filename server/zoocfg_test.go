@@ -199,3 +199,36 @@ func TestNamespaceKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestWeakModeKey reads giraffe.weakMode: shortcircuit by default, off;
+// dynamicfsync and anything else are refused with the key named.
+func TestWeakModeKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, lines, err string
+		want             WeakMode
+	}{
+		{name: "default", lines: "", want: WeakShortCircuit},
+		{name: "shortcircuit", lines: "giraffe.weakMode=shortcircuit", want: WeakShortCircuit},
+		{name: "off", lines: "giraffe.weakMode=off", want: WeakOff},
+		{name: "dynamicfsync", lines: "giraffe.weakMode=dynamicfsync",
+			err: "giraffe.weakMode: weak mode dynamicfsync is not built in this server"},
+		{name: "unknown", lines: "giraffe.weakMode=eventual", err: `giraffe.weakMode: weak mode "eventual"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "zoo.cfg")
+			os.WriteFile(path, []byte("dataDir="+dir+"\n"+tc.lines+"\n"), 0o644)
+			cfg := DefaultConfig()
+			_, err := LoadConfigFile(path, &cfg)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || cfg.WeakMode != tc.want {
+				t.Fatalf("mode %v, %v; want %v", cfg.WeakMode, err, tc.want)
+			}
+		})
+	}
+}

@@ -67,11 +67,18 @@ const (
 	// MsgGroupPreElectAck answers MsgGroupPreElect; Reject when the member
 	// still hears its coordinator, or would refuse the candidate.
 	MsgGroupPreElectAck
+	// MsgEarlyReply is not a step of the protocol and no node ever sees
+	// it: the leader's host tells a proposal's origin the result its
+	// application computed for the proposal once the leader ordered it,
+	// before a quorum holds it (internal/replica's early replies). It
+	// travels on the protocol's transport, so it is numbered here.
+	MsgEarlyReply
 )
 
 var msgNames = [...]string{"?", "Prop", "Append", "GroupAppend", "GroupAck", "GAck", "CatchupReq",
 	"Sync", "GroupElect", "GroupElectAck", "GCHello", "NewGEpoch", "PromiseReq", "Promise",
-	"GEpochAck", "Fetch", "FetchResp", "GSync", "Register", "GroupPreElect", "GroupPreElectAck"}
+	"GEpochAck", "Fetch", "FetchResp", "GSync", "Register", "GroupPreElect", "GroupPreElectAck",
+	"EarlyReply"}
 
 func (t MsgType) String() string {
 	if int(t) < len(msgNames) {

@@ -69,6 +69,11 @@ type Config struct {
 	OnSync func(entries int, took time.Duration)
 	// OnLeaderReceived: see HostConfig.OnLeaderReceived.
 	OnLeaderReceived func(origin gpaxos.ID, body []byte)
+	// OnLeaderAppend: see HostConfig.OnLeaderAppend. It is called from the
+	// replica's goroutine and must not block.
+	OnLeaderAppend func(LeaderAppend)
+	// AcceptEarly: see HostConfig.AcceptEarly.
+	AcceptEarly bool
 }
 
 func (c *Config) fill() error {

@@ -16,6 +16,11 @@
 // stream the way ZooKeeper does on a leader change: the client sees a lost
 // connection and the outcome of those requests is unknown.
 //
+// At the leader it lets the application see each entry as it is ordered
+// (OnLeaderAppend) and answer a proposal's origin before the entry is
+// durable or committed (SendEarly, early.go); an origin never orders again
+// a proposal answered so.
+//
 // The package reads the wall clock only for the ticker and proposal
 // timeouts; everything that decides safety is in gpaxos.
 package replica

@@ -46,6 +46,13 @@ type HostConfig struct {
 	// its way without waiting for the log behind it (sessions' liveness);
 	// it must not block.
 	OnLeaderReceived func(origin gpaxos.ID, body []byte)
+	// OnLeaderAppend, when set, hears at the leader of the entries its
+	// node appends, before they are durable (early.go); it must not block.
+	OnLeaderAppend func(LeaderAppend)
+	// AcceptEarly: this server's application takes early replies to its
+	// proposals (Delivery.Early); without it they are dropped, and the
+	// proposals are resent across leader changes as usual.
+	AcceptEarly bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -86,6 +93,9 @@ type Host struct {
 	roleSeen   roleKey
 	local      []gpaxos.Message
 	recovering bool
+	// appendEpoch is the epoch OnLeaderAppend was last told of (0: none,
+	// or this server stopped leading since).
+	appendEpoch gpaxos.Epoch
 }
 
 type leaderKey struct {
@@ -196,6 +206,10 @@ func (h *Host) ConfigAt(z gpaxos.Zxid) quorum.Config { return h.node.ConfigAt(z)
 // proposal that reached the next leader late, or the same server leading
 // again, would commit twice.
 func (h *Host) Step(m gpaxos.Message) {
+	if m.Type == gpaxos.MsgEarlyReply {
+		h.receiveEarly(m)
+		return
+	}
 	if m.Type == gpaxos.MsgProp {
 		st := h.node.Status()
 		if !st.Leader || m.Epoch != st.HardState.Promised {
@@ -244,12 +258,18 @@ func (h *Host) Tick() {
 func (h *Host) NextReady() (gpaxos.Ready, bool) {
 	for {
 		if h.node.HasReady() {
-			return h.node.Ready(), true
+			rd := h.node.Ready()
+			h.leaderAppended(&rd)
+			return rd, true
 		}
 		if len(h.local) == 0 {
-			if a := h.streams.pendingAbandon; a != 0 {
-				h.streams.pendingAbandon = 0
-				h.cfg.Deliver(Delivery{Abandoned: a})
+			// News of the streams made since the last Ready (a leader
+			// change settled, early replies arrived) leave now rather
+			// than with the next Ready, which may be a while coming.
+			var d Delivery
+			h.takeNews(&d)
+			if len(d.Resent) > 0 || len(d.Early) > 0 || d.Abandoned != 0 {
+				h.cfg.Deliver(d)
 			}
 			return gpaxos.Ready{}, false
 		}
@@ -287,8 +307,7 @@ func (h *Host) Persisted(rd gpaxos.Ready) error {
 	for _, e := range rd.CommittedEntries {
 		d.Entries = append(d.Entries, h.committed(e))
 	}
-	d.Resent, h.streams.pendingResent = h.streams.pendingResent, nil
-	d.Abandoned, h.streams.pendingAbandon = h.streams.pendingAbandon, 0
+	h.takeNews(&d)
 	h.node.Advance()
 	if h.recovering && !h.node.Status().Recovering {
 		h.recovering = false
@@ -300,7 +319,7 @@ func (h *Host) Persisted(rd gpaxos.Ready) error {
 		h.logger.Info("replica registered again: it votes from now on", "id", h.id,
 			"incarnation", fmt.Sprintf("%016x", h.inc))
 	}
-	if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || d.Abandoned != 0 {
+	if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || len(d.Early) > 0 || d.Abandoned != 0 {
 		h.cfg.Deliver(d)
 	}
 	return nil

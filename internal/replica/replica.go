@@ -50,6 +50,12 @@ type Delivery struct {
 	// new stream, in order (streams.go): the application files them under
 	// their new numbers, which their Committed entries will carry.
 	Resent []Resend
+	// Early, after Resent, are results a leader computed for this
+	// server's proposals in flight once it had ordered them (early.go).
+	// Each proposal is answered early at most once, and one answered
+	// early is never resent: if it does not commit, its stream is
+	// abandoned.
+	Early []Early
 	// Abandoned, when non-zero, is this server's new stream: proposals it
 	// made on older streams will not be answered in order (a snapshot
 	// installed while they were in flight, or a leader change that did not
@@ -80,6 +86,11 @@ type Replica struct {
 	snapMu   sync.Mutex // serializes snapshot saves to the directory
 
 	queued chan struct{} // signals a proposal queued by Propose
+
+	// Early replies to this server's own proposals (SendEarly).
+	earlyMu    sync.Mutex
+	earlyLocal []gpaxos.Message
+	earlyWake  chan struct{}
 
 	// Deliveries waiting for the application (see deliver).
 	outMu   sync.Mutex
@@ -118,14 +129,15 @@ func Open(cfg Config) (*Replica, error) {
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	r := &Replica{
 		cfg: cfg, st: st,
-		queued:   make(chan struct{}, 1),
-		outWake:  make(chan struct{}, 1),
-		compactC: make(chan compactReq),
-		confC:    make(chan confReq),
-		votersC:  make(chan votersReq),
-		deliverC: make(chan Delivery),
-		stopC:    make(chan struct{}),
-		doneC:    make(chan struct{}),
+		queued:    make(chan struct{}, 1),
+		earlyWake: make(chan struct{}, 1),
+		outWake:   make(chan struct{}, 1),
+		compactC:  make(chan compactReq),
+		confC:     make(chan confReq),
+		votersC:   make(chan votersReq),
+		deliverC:  make(chan Delivery),
+		stopC:     make(chan struct{}),
+		doneC:     make(chan struct{}),
 	}
 	r.host, err = NewHost(HostConfig{
 		Node: gpaxos.Config{
@@ -137,7 +149,7 @@ func Open(cfg Config) (*Replica, error) {
 		Boots: st.id.Boots, Tick: cfg.Tick, ProposalTimeout: cfg.ProposalTimeout, SettleTimeout: cfg.SettleTimeout,
 		Clock: wallClock{}, Send: cfg.Transport.Send, Deliver: func(d Delivery) { r.deliver(d) },
 		OnConfig: cfg.OnConfig, OnRecovered: st.clearRecovering, OnLeaderReceived: cfg.OnLeaderReceived,
-		Logger: cfg.Logger,
+		OnLeaderAppend: cfg.OnLeaderAppend, AcceptEarly: cfg.AcceptEarly, Logger: cfg.Logger,
 	}, rec.hs, rec.snap, rec.entries)
 	if err != nil {
 		st.close()
@@ -270,6 +282,8 @@ func (r *Replica) run() {
 			h.Tick()
 		case <-r.queued:
 			h.TakeQueued()
+		case <-r.earlyWake:
+			r.takeLocalEarly()
 		case c := <-r.compactC:
 			c.done <- h.Compact(c.index, c.data)
 		case c := <-r.confC:

@@ -2,10 +2,12 @@ package replica
 
 import (
 	"fmt"
+
 	"io"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ type memNet struct {
 	mu    sync.Mutex
 	boxes map[gpaxos.ID]chan gpaxos.Message
 	cut   map[gpaxos.ID]bool
+	// drop, when set, loses the messages it returns true for.
+	drop func(gpaxos.Message) bool
 }
 
 type memTransport struct {
@@ -31,6 +35,9 @@ type memTransport struct {
 func (t memTransport) Send(m gpaxos.Message) {
 	t.nw.mu.Lock()
 	box, cut := t.nw.boxes[m.To], t.nw.cut[m.To] || t.nw.cut[t.id]
+	if t.nw.drop != nil && t.nw.drop(m) {
+		cut = true
+	}
 	t.nw.mu.Unlock()
 	if box == nil || cut {
 		return
@@ -57,15 +64,25 @@ type cluster struct {
 	mu     sync.Mutex
 	got    map[gpaxos.ID][]string
 	aband  map[gpaxos.ID]int
-	// onLeaderReceived, when set, gives each replica started from now on
-	// an OnLeaderReceived hook.
+	// early records, per replica, the early replies it delivered, as
+	// "result@zxid", and where among its entries ("early:" in got).
+	early map[gpaxos.ID][]string
+	// lateEarly counts the early replies delivered after the commit of
+	// their proposal (early_test.go's results are the body and "!").
+	lateEarly map[gpaxos.ID]int
+	// zxids records the zxid each body committed at, per replica.
+	zxids map[gpaxos.ID]map[string]gpaxos.Zxid
+	// onLeaderReceived and onLeaderAppend, when set, give each replica
+	// started from now on these hooks.
 	onLeaderReceived func(at gpaxos.ID) func(gpaxos.ID, []byte)
+	onLeaderAppend   func(at gpaxos.ID) func(LeaderAppend)
 }
 
 func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *cluster {
 	c := &cluster{t: t, nw: &memNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}, cut: map[gpaxos.ID]bool{}},
 		voters: voters, dirs: map[gpaxos.ID]string{}, reps: map[gpaxos.ID]*Replica{}, got: map[gpaxos.ID][]string{},
-		aband: map[gpaxos.ID]int{}}
+		aband: map[gpaxos.ID]int{}, early: map[gpaxos.ID][]string{},
+		zxids: map[gpaxos.ID]map[string]gpaxos.Zxid{}, lateEarly: map[gpaxos.ID]int{}}
 	// Every mailbox exists before any replica runs: the running ones read
 	// the map.
 	for _, g := range voters.Groups {
@@ -89,9 +106,12 @@ func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *clust
 
 func (c *cluster) start(id gpaxos.ID, topo gpaxos.Topology) {
 	cfg := Config{ID: id, Voters: c.voters, Topology: topo, Dir: c.dirs[id], Tick: 5 * time.Millisecond,
-		NoSync: true, Transport: memTransport{c.nw, id}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Seed: int64(id)}
+		NoSync: true, Transport: memTransport{c.nw, id}, Logger: testLogger, Seed: int64(id)}
 	if c.onLeaderReceived != nil {
 		cfg.OnLeaderReceived = c.onLeaderReceived(id)
+	}
+	if c.onLeaderAppend != nil {
+		cfg.OnLeaderAppend, cfg.AcceptEarly = c.onLeaderAppend(id), true
 	}
 	r, err := Open(cfg)
 	if err != nil {
@@ -111,6 +131,16 @@ func (c *cluster) start(id gpaxos.ID, topo gpaxos.Topology) {
 			for _, e := range d.Entries {
 				if !e.Noop {
 					c.got[id] = append(c.got[id], string(e.Body))
+					if c.zxids[id] == nil {
+						c.zxids[id] = map[string]gpaxos.Zxid{}
+					}
+					c.zxids[id][string(e.Body)] = e.Zxid
+				}
+			}
+			for _, e := range d.Early {
+				c.early[id] = append(c.early[id], fmt.Sprintf("%s@%d", e.Result, e.Zxid))
+				if _, done := c.zxids[id][strings.TrimSuffix(string(e.Result), "!")]; done {
+					c.lateEarly[id]++
 				}
 			}
 			if d.Abandoned != 0 {
@@ -286,3 +316,5 @@ func TestReplicaRestartRecovers(t *testing.T) {
 	c.proposeRetry(c.leader(), "after")
 	c.waitAll(append(want, "after"), 0)
 }
+
+var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))

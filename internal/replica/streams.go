@@ -46,6 +46,7 @@ type inflight struct {
 	stream, seq uint64
 	data        []byte // the whole proposal, header included
 	sent        bool
+	replied     bool      // answered early by a leader (early.go)
 	at          time.Time // when it was last sent
 	to          leaderKey // the leader it was last sent to
 }
@@ -68,10 +69,29 @@ type streams struct {
 	// commits); lastProgress is when one of ours last committed.
 	resendEvery  time.Duration
 	lastProgress time.Time
-	// pendingResent and pendingAbandon are news the application has not
-	// been told yet.
+	// pendingResent, pendingEarly and pendingAbandon are news the
+	// application has not been told yet.
 	pendingResent  []Resend
+	pendingEarly   []Early
 	pendingAbandon uint64
+}
+
+// takeNews moves the news of the streams into d, in the order the
+// application must take them: moves, then early replies (filed under the
+// numbers the moves gave), then an abandoned stream.
+func (h *Host) takeNews(d *Delivery) {
+	s := &h.streams
+	d.Resent, s.pendingResent = s.pendingResent, nil
+	// An early reply to a proposal committed since it arrived comes too
+	// late: the commit, delivered first, answers it.
+	d.Early = s.pendingEarly[:0:0]
+	for _, e := range s.pendingEarly {
+		if s.find(e.Stream, e.Seq) >= 0 {
+			d.Early = append(d.Early, e)
+		}
+	}
+	s.pendingEarly = nil
+	d.Abandoned, s.pendingAbandon = s.pendingAbandon, 0
 }
 
 // TakeQueued moves what Propose queued into the protocol.
@@ -237,6 +257,13 @@ func (h *Host) ownCommitted(z gpaxos.Zxid, hd proposalHeader, own bool) {
 func (h *Host) finishResync() {
 	s := &h.streams
 	settled := s.resyncing
+	// A proposal answered early and still in flight did not commit with
+	// the leader that ordered it, and must not be ordered again (early.go).
+	s.dropUndelivered()
+	if s.anyAnswered() {
+		h.abandon("proposals answered early were lost with the leader that ordered them")
+		return
+	}
 	h.seqMu.Lock()
 	h.stream++
 	next := uint64(0)
@@ -313,7 +340,7 @@ func (h *Host) abandon(why string) {
 	if len(s.inflight) > 0 {
 		h.logger.Info("abandoning proposals", "count", len(s.inflight), "why", why)
 	}
-	s.inflight, s.resyncing, s.pendingResent = nil, false, nil
+	s.inflight, s.resyncing, s.pendingResent, s.pendingEarly = nil, false, nil, nil
 	s.pendingAbandon = stream
 }
 

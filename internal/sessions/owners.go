@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
@@ -43,6 +44,11 @@ type Owners struct {
 
 // NewOwners returns an empty table.
 func NewOwners() *Owners { return &Owners{m: map[int64]gpaxos.ID{}, moved: map[int64]uint64{}} }
+
+// Clone returns a copy of the table that changes independently of o.
+func (o *Owners) Clone() *Owners {
+	return &Owners{m: maps.Clone(o.m), moved: maps.Clone(o.moved)}
+}
 
 // Of returns the owner of session id (None when none is recorded).
 func (o *Owners) Of(id int64) gpaxos.ID { return o.m[id] }

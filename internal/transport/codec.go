@@ -19,7 +19,7 @@ const CodecVersion byte = 3
 // are rejected so that a garbled type byte is caught at the edge instead of
 // inside the node; adding a gpaxos message type means raising this (a test
 // fails until then).
-const lastMsgType = gpaxos.MsgGroupPreElectAck
+const lastMsgType = gpaxos.MsgEarlyReply
 
 // Decoding errors. Every error Decode returns wraps ErrMalformed.
 var (

@@ -79,6 +79,25 @@ func (l *Log) rotate() error {
 	return nil
 }
 
+// Flush hands every record appended so far to the operating system
+// (write(2)) without making it durable: once it returns, the records
+// survive the process being killed, but not the machine losing power
+// before a Sync. It returns at once when nothing is buffered.
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if l.active == nil {
+		return nil
+	}
+	if err := l.w.Flush(); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
 // Sync makes every record appended before the call durable. It flushes the
 // buffer under the lock but runs the fsync without it, so other goroutines
 // may Append meanwhile (those records are covered by the next Sync).
