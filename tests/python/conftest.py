@@ -135,7 +135,10 @@ class GiraffeEnsemble:
         sets = ["tickTime=200", "minSessionTimeout=400", "maxSessionTimeout=60000",
                 "zookeeper.extendedTypesEnabled=true", "znode.container.checkIntervalMs=200",
                 "superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU="] + self.sets
-        args = [self.bin, "cluster", "start", "--dir", self.dir, "--base-port", str(self.base), "--tick-ms", "20"]
+        # Tests isolate servers through the admin port's /faults, which a
+        # cluster serves only when started for tests.
+        args = [self.bin, "cluster", "start", "--dir", self.dir, "--base-port", str(self.base), "--tick-ms", "20",
+                "--fault-injection"]
         args += self.SHAPES[self.shape]
         if self.tls:
             args.append("--tls")
