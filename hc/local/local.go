@@ -99,7 +99,13 @@ func Start(spec Spec, timeout time.Duration) (*Service, error) {
 	if spec.Workers < 1 || spec.Standby < 0 || spec.Nodes < 3 {
 		return nil, errors.New("need --workers >= 1, --standby >= 0 and --nodes >= 3 (a replicated ensemble)")
 	}
-	if spec.BasePort <= 0 || spec.BasePort+(spec.Workers+spec.Standby)*portStride+3*spec.Nodes > 65535 {
+	// Each ensemble's servers take the launcher's ports per server, which
+	// must fit in one stride.
+	perEnsemble := (&launcher.Spec{}).PortsPerServer() * spec.Nodes
+	if perEnsemble > portStride {
+		return nil, fmt.Errorf("--nodes %d needs %d ports per ensemble, more than the %d between ensembles", spec.Nodes, perEnsemble, portStride)
+	}
+	if spec.BasePort <= 0 || spec.BasePort+(spec.Workers+spec.Standby)*portStride+perEnsemble > 65535 {
 		return nil, errors.New("--base-port out of range")
 	}
 	dir, err := filepath.Abs(spec.Dir)
