@@ -90,7 +90,8 @@ type Server struct {
 	// declaration is in flight.
 	nsDeclared atomic.Bool
 	declaring  atomic.Bool
-	// answerEarly: weak writes are answered once ordered (weak.go).
+	// answerEarly: weak writes are answered before they are applied
+	// (weak.go).
 	answerEarly bool
 
 	ln        net.Listener
@@ -126,7 +127,12 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		done:      make(chan struct{}),
 		metrics:   newMetrics(),
 	}
-	s.answerEarly = cfg.WeakMode == WeakShortCircuit && len(weakRoots(cfg.Namespaces)) > 0
+	switch weakModeOf(&cfg) {
+	case WeakShortCircuit:
+		s.answerEarly = true
+	case WeakDynamicFsync:
+		s.answerEarly = cfg.Replicated()
+	}
 	s.snaps = newSnapshotter(s)
 	s.sessions = sessions.NewTracker(int64(s.cfg.ServerID), time.Now())
 	s.guard = newServingGuard()
