@@ -224,9 +224,18 @@ func TestWeakWritesSurviveAsPrefix(t *testing.T) {
 }
 
 // TestWeakWritesWithoutFaults: with no fault, every weak write a client was
-// told succeeded is there, on every replica, and reads its own writes.
+// told succeeded is there, on every replica, and reads its own writes; in
+// both modes that answer weak writes before they are applied.
 func TestWeakWritesWithoutFaults(t *testing.T) {
-	c := StartEnsemble(t, Classic3, paperNamespaces...)
+	for _, mode := range []string{"shortcircuit", "dynamicfsync"} {
+		t.Run(mode, func(t *testing.T) {
+			runWeakWithoutFaults(t, append([]string{"giraffe.weakMode=" + mode}, paperNamespaces...))
+		})
+	}
+}
+
+func runWeakWithoutFaults(t *testing.T, extra []string) {
+	c := StartEnsemble(t, Classic3, extra...)
 	if _, err := Leader(c, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}

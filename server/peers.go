@@ -62,6 +62,10 @@ func openReplica(s *Server) (*replicated, error) {
 		weak = newWeakLeader(nil)
 		cfg.OnLeaderAppend, cfg.AcceptEarly = weak.hear, true
 	}
+	if weakModeOf(&s.cfg) == WeakDynamicFsync {
+		weak.gated = true
+		cfg.SkipSync = func(body []byte) bool { return weakBody(s.cfg.Namespaces, body) }
+	}
 	rep, err := replica.Open(cfg)
 	if err != nil {
 		tr.Close()

@@ -80,7 +80,9 @@ const maxBatch = 1024
 // log and fsyncs once per batch; the applier applies each batch in order.
 // With weak writes answered early, the logger hands its batches to a
 // syncer instead, and orders (and answers) the next ones while it fsyncs:
-// a weak write does not wait for the fsync of the writes before it.
+// a weak write does not wait for the fsync of the writes before it. In
+// the dynamicfsync mode the syncer leaves batches of weak writes alone
+// unsynced, and everything is answered once applied (weak.go).
 type pipeline struct {
 	s       *Server
 	wal     *wal.Log
@@ -101,6 +103,9 @@ type pipeline struct {
 	// speculative state weak writes are answered from (weak.go); owned by
 	// the logger goroutine.
 	spec *spec
+	// skipWeakSync, in the dynamicfsync mode, leaves batches holding only
+	// weak writes unsynced (weak.go).
+	skipWeakSync bool
 	// stall delays the next fsyncs (fault injection: faults.go).
 	stall fsyncStall
 }
@@ -142,8 +147,12 @@ func newPipeline(s *Server, lg *wal.Log, lastZxid int64) *pipeline {
 		zxid:    lastZxid,
 		applied: lastZxid,
 	}
-	if s.shortCircuit() {
+	switch weakModeOf(&s.cfg) {
+	case WeakShortCircuit:
 		p.spec = newSpec(s.cfg.Namespaces, s.tree, nil, s.log)
+		p.toSync = make(chan syncBatch, 64)
+	case WeakDynamicFsync:
+		p.skipWeakSync = true
 		p.toSync = make(chan syncBatch, 64)
 	}
 	return p
@@ -236,7 +245,7 @@ func (p *pipeline) logLoop() {
 			writes++
 		}
 		if p.toSync != nil {
-			if writes > 0 && !p.answerEarly(batch) {
+			if p.spec != nil && writes > 0 && !p.answerEarly(batch) {
 				return
 			}
 			select {
@@ -272,8 +281,21 @@ func (p *pipeline) sync(writes int) bool {
 	return true
 }
 
-// syncLoop fsyncs what the logger appended, once for every batch waiting,
-// and hands the batches on to the applier in order.
+// weakOnly reports whether the entries of batches are all weak writes.
+func (p *pipeline) weakOnly(batches []syncBatch) bool {
+	for _, b := range batches {
+		for _, pr := range b.batch {
+			if pr.entry != nil && !weakOnly(p.s.cfg.Namespaces, pr.entry) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// syncLoop fsyncs what the logger appended, once for every batch waiting
+// (in the dynamicfsync mode, not when they hold only weak writes), and
+// hands the batches on to the applier in order.
 func (p *pipeline) syncLoop() {
 	defer p.wg.Done()
 	defer close(p.toApply)
@@ -295,7 +317,14 @@ func (p *pipeline) syncLoop() {
 		for _, b := range batches {
 			writes += b.writes
 		}
-		if writes > 0 && !p.sync(writes) {
+		switch {
+		case writes == 0:
+		case p.skipWeakSync && p.weakOnly(batches):
+			if err := p.wal.Flush(); err != nil {
+				p.s.fail(err)
+				return
+			}
+		case !p.sync(writes):
 			return
 		}
 		for _, b := range batches {

@@ -94,7 +94,8 @@ type Server struct {
 	// declaration is in flight.
 	nsDeclared atomic.Bool
 	declaring  atomic.Bool
-	// answerEarly: weak writes are answered once ordered (weak.go).
+	// answerEarly: weak writes are answered before they are applied
+	// (weak.go).
 	answerEarly bool
 
 	ln        net.Listener // the plain client port; nil with NoClientPort
@@ -136,7 +137,12 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := s.openTLS(); err != nil {
 		return nil, err
 	}
-	s.answerEarly = cfg.WeakMode == WeakShortCircuit && len(weakRoots(cfg.Namespaces)) > 0
+	switch weakModeOf(&cfg) {
+	case WeakShortCircuit:
+		s.answerEarly = true
+	case WeakDynamicFsync:
+		s.answerEarly = cfg.Replicated()
+	}
 	s.snaps = newSnapshotter(s)
 	s.sessions = sessions.NewTracker(int64(s.cfg.ServerID), time.Now())
 	s.guard = newServingGuard()

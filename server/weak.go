@@ -37,11 +37,17 @@ const (
 	WeakShortCircuit WeakMode = iota
 	// WeakOff answers weak writes as strong ones: once applied.
 	WeakOff
+	// WeakDynamicFsync is the comparison baseline of Performance and
+	// Reliability Isolation in ZooKeeper (its Dynamic FSync): log
+	// appends holding only weak writes are not fsynced, and a weak write
+	// is answered once ordered and every entry before it committed
+	// (standalone: once applied after the fsyncs of the batches before
+	// it). Its weak writes wait for the strong ones before them; it
+	// exists to show that.
+	WeakDynamicFsync
 )
 
-// ParseWeakMode reads giraffe.weakMode. It refuses dynamicfsync, the
-// comparison baseline of Performance and Reliability Isolation in
-// ZooKeeper, which this server does not build.
+// ParseWeakMode reads giraffe.weakMode.
 func ParseWeakMode(s string) (WeakMode, error) {
 	switch s {
 	case "shortcircuit":
@@ -49,22 +55,46 @@ func ParseWeakMode(s string) (WeakMode, error) {
 	case "off":
 		return WeakOff, nil
 	case "dynamicfsync":
-		return WeakShortCircuit, fmt.Errorf("weak mode dynamicfsync is not built in this server: use shortcircuit or off")
+		return WeakDynamicFsync, nil
 	}
-	return WeakShortCircuit, fmt.Errorf("weak mode %q: must be shortcircuit or off", s)
+	return WeakShortCircuit, fmt.Errorf("weak mode %q: must be shortcircuit, off or dynamicfsync", s)
 }
 
 // String returns the mode as zoo.cfg writes it.
 func (m WeakMode) String() string {
-	if m == WeakOff {
+	switch m {
+	case WeakOff:
 		return "off"
+	case WeakDynamicFsync:
+		return "dynamicfsync"
 	}
 	return "shortcircuit"
 }
 
-// shortCircuit reports whether this server answers weak writes early: a
-// weak namespace is declared and the mode is shortcircuit.
+// weakModeOf is the mode a server with cfg runs: off when it declares no
+// weak namespace.
+func weakModeOf(cfg *Config) WeakMode {
+	if len(weakRoots(cfg.Namespaces)) == 0 {
+		return WeakOff
+	}
+	return cfg.WeakMode
+}
+
+// shortCircuit reports whether this server answers weak writes before
+// they are applied: in the shortcircuit mode, and in an ensemble's
+// dynamicfsync mode.
 func (s *Server) shortCircuit() bool { return s.answerEarly }
+
+// weakOnly reports whether e is a client's weak write: what the
+// dynamicfsync mode does not fsync.
+func weakOnly(tab nsmap.Table, e *txn.Entry) bool {
+	switch e.Op.Kind {
+	case txn.KindCreate, txn.KindDelete, txn.KindSetData, txn.KindSetACL, txn.KindCheck, txn.KindMulti:
+		_, weak, _ := writeNamespace(tab, &e.Op)
+		return weak
+	}
+	return false
+}
 
 // weakRoots returns the roots of tab's weak namespaces.
 func weakRoots(tab nsmap.Table) []string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/nsmap"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 )
@@ -31,10 +32,22 @@ type weakLeader struct {
 	in   []replica.LeaderAppend
 	wake chan struct{}
 
+	// gated: the dynamicfsync mode, where a weak write is answered only
+	// once every entry before it committed.
+	gated bool
+
 	// Owned by run.
 	epoch gpaxos.Epoch
 	spec  *spec
 	base  gpaxos.Zxid // the last entry the speculative state follows
+	held  []heldReply // gated replies, in log order
+}
+
+// heldReply is an early reply the dynamicfsync mode holds until the entry
+// before its own (after) commits.
+type heldReply struct {
+	after gpaxos.Zxid
+	reply replica.EarlyReply
 }
 
 func newWeakLeader(r *replicated) *weakLeader {
@@ -76,10 +89,10 @@ func (w *weakLeader) run(stop <-chan struct{}) {
 func (w *weakLeader) step(la replica.LeaderAppend, stop <-chan struct{}) bool {
 	switch {
 	case la.Epoch == 0:
-		w.epoch, w.spec = 0, nil
+		w.epoch, w.spec, w.held = 0, nil, nil
 		return true
 	case la.Start:
-		w.epoch, w.spec = la.Epoch, nil
+		w.epoch, w.spec, w.held = la.Epoch, nil, nil
 		if !w.rebuild(la.From, stop) {
 			return false
 		}
@@ -91,14 +104,25 @@ func (w *weakLeader) step(la replica.LeaderAppend, stop <-chan struct{}) bool {
 		if a.Zxid <= w.base {
 			continue // in the committed state the speculative one started from
 		}
+		prev := w.base
 		w.base = a.Zxid
 		res, answer := w.spec.body(a.Zxid, a.Origin, a.Body)
 		// The history a new leader adopted is answered when it commits:
 		// its origins may have resent it meanwhile.
-		if answer && a.Zxid.Epoch() == la.Epoch {
-			out = append(out, replica.EarlyReply{Origin: a.Origin, Inc: a.Inc, Stream: a.Stream, Seq: a.Seq,
-				Zxid: a.Zxid, Result: txn.MarshalResult(nil, &res)})
+		if !answer || a.Zxid.Epoch() != la.Epoch {
+			continue
 		}
+		reply := replica.EarlyReply{Origin: a.Origin, Inc: a.Inc, Stream: a.Stream, Seq: a.Seq,
+			Zxid: a.Zxid, Result: txn.MarshalResult(nil, &res)}
+		if w.gated {
+			w.held = append(w.held, heldReply{after: prev, reply: reply})
+		} else {
+			out = append(out, reply)
+		}
+	}
+	for len(w.held) > 0 && w.held[0].after <= la.Commit {
+		out = append(out, w.held[0].reply)
+		w.held = w.held[1:]
 	}
 	if len(out) > 0 {
 		w.r.rep.SendEarly(out)
@@ -127,6 +151,16 @@ func (w *weakLeader) rebuild(from gpaxos.Zxid, stop <-chan struct{}) bool {
 		case <-time.After(time.Millisecond):
 		}
 	}
+}
+
+// weakBody reports whether a proposal body is a client's weak write
+// (replica.Config.SkipSync in the dynamicfsync mode).
+func weakBody(tab nsmap.Table, body []byte) bool {
+	if len(body) == 0 || body[0] != bodyTxn {
+		return false
+	}
+	e, err := txn.Unmarshal(body[1:])
+	return err == nil && weakOnly(tab, e)
 }
 
 // early answers this server's weak writes whose results a leader sent once

@@ -75,11 +75,12 @@ var openACL = zk.WorldACL(zk.PermAll)
 // TestWeakWriteDoesNotWaitForFsync: with the log's next fsync stalled, a
 // strong write waits for it and a weak write on another connection, ordered
 // after it, does not; a read of the weak write on its own connection waits
-// until the write is applied, and sees it. With the mode off, the weak
-// write waits too.
+// until the write is applied, and sees it. With the mode off, and in the
+// dynamicfsync mode (the entanglement Performance and Reliability
+// Isolation in ZooKeeper shows), the weak write waits too.
 func TestWeakWriteDoesNotWaitForFsync(t *testing.T) {
 	const stall = 800 * time.Millisecond
-	for _, mode := range []WeakMode{WeakShortCircuit, WeakOff} {
+	for _, mode := range []WeakMode{WeakShortCircuit, WeakOff, WeakDynamicFsync} {
 		t.Run(mode.String(), func(t *testing.T) {
 			s := startWeakStandalone(t, mode)
 			strong, weak := dial(t, s), dial(t, s)
@@ -119,9 +120,9 @@ func TestWeakWriteDoesNotWaitForFsync(t *testing.T) {
 				if n := counter(t, s.metrics.weakEarly); n != 1 {
 					t.Fatalf("%v early replies", n)
 				}
-			case WeakOff:
+			default:
 				if weakTook < stall/2 {
-					t.Fatalf("the weak write took %v with the mode off", weakTook)
+					t.Fatalf("the weak write took %v with the mode %v", weakTook, mode)
 				}
 			}
 			if n := counter(t, s.metrics.weakMismatch); n != 0 {
@@ -375,4 +376,89 @@ func TestInProcessEnsembleWeakLeaderChange(t *testing.T) {
 		return d[0] == d[1]
 	})
 	t.Logf("%d weak writes acknowledged across the leader change", acked)
+}
+
+// fsyncs returns how many fsyncs of the log s made.
+func fsyncs(t *testing.T, s *Server) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := s.metrics.batchSize.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// TestDynamicFsyncSkipsWeakOnlySyncs: in the dynamicfsync mode a
+// standalone server does not fsync the log for weak writes alone, and
+// does for a strong one, which makes the weak ones before it durable too.
+func TestDynamicFsyncSkipsWeakOnlySyncs(t *testing.T) {
+	s := startWeakStandalone(t, WeakDynamicFsync)
+	c := dial(t, s)
+	before := fsyncs(t, s)
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/2/w%d", i), nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fsyncs(t, s); n != before {
+		t.Fatalf("%d fsyncs for weak writes alone", n-before)
+	}
+	if _, err := c.Create("/1/s", nil, 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	if n := fsyncs(t, s); n != before+1 {
+		t.Fatalf("%d fsyncs for a strong write", n-before)
+	}
+}
+
+// TestInProcessEnsembleDynamicFsync: in the dynamicfsync mode an
+// ensemble answers weak writes before they are applied, once every entry
+// before them committed, with the committed results, and its replicas end
+// equal.
+func TestInProcessEnsembleDynamicFsync(t *testing.T) {
+	srvs := startInProcessEnsemble(t, 3, true, declareWeak, func(c *Config) {
+		c.ForceSync, c.WeakMode = true, WeakDynamicFsync
+	})
+	errs := make(chan error, len(srvs))
+	for i, s := range srvs {
+		c := dial(t, s)
+		go func() {
+			for k := 0; k < 50; k++ {
+				p := fmt.Sprintf("/%d/c%d-%02d", 1+k%2, i, k)
+				if _, err := c.Create(p, nil, 0, openACL); err != nil {
+					errs <- fmt.Errorf("create %s: %w", p, err)
+					return
+				}
+				if _, _, err := c.Get(p); err != nil {
+					errs <- fmt.Errorf("read of own write %s: %w", p, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range srvs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	early := 0.0
+	for i, s := range srvs {
+		early += counter(t, s.metrics.weakEarly)
+		if n := counter(t, s.metrics.weakMismatch); n != 0 {
+			t.Errorf("server %d: %v mismatches", i+1, n)
+		}
+	}
+	if early == 0 {
+		t.Error("no weak write answered before it was applied")
+	}
+	waitFor(t, "equal digests", func() bool {
+		var d []uint64
+		for _, s := range srvs {
+			s.treeMu.RLock()
+			d = append(d, s.tree.Digest())
+			s.treeMu.RUnlock()
+		}
+		return d[0] == d[1] && d[1] == d[2]
+	})
 }

@@ -200,8 +200,8 @@ func TestNamespaceKeys(t *testing.T) {
 	}
 }
 
-// TestWeakModeKey reads giraffe.weakMode: shortcircuit by default, off;
-// dynamicfsync and anything else are refused with the key named.
+// TestWeakModeKey reads giraffe.weakMode: shortcircuit by default, off,
+// dynamicfsync; anything else is refused with the key named.
 func TestWeakModeKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, lines, err string
@@ -210,8 +210,7 @@ func TestWeakModeKey(t *testing.T) {
 		{name: "default", lines: "", want: WeakShortCircuit},
 		{name: "shortcircuit", lines: "giraffe.weakMode=shortcircuit", want: WeakShortCircuit},
 		{name: "off", lines: "giraffe.weakMode=off", want: WeakOff},
-		{name: "dynamicfsync", lines: "giraffe.weakMode=dynamicfsync",
-			err: "giraffe.weakMode: weak mode dynamicfsync is not built in this server"},
+		{name: "dynamicfsync", lines: "giraffe.weakMode=dynamicfsync", want: WeakDynamicFsync},
 		{name: "unknown", lines: "giraffe.weakMode=eventual", err: `giraffe.weakMode: weak mode "eventual"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -74,6 +74,14 @@ type Config struct {
 	OnLeaderAppend func(LeaderAppend)
 	// AcceptEarly: see HostConfig.AcceptEarly.
 	AcceptEarly bool
+	// SkipSync, when set, says of a proposal's body (as its origin passed
+	// it to Propose) that a Ready appending only such proposals, and
+	// changing neither the votes in the hard state nor the log's base,
+	// may be acknowledged with its entries written but not fsynced. An
+	// acknowledgment then speaks for state a machine crash can lose (a
+	// later fsync covers it): the comparison baseline of weak namespaces
+	// only, never for data that must survive a power loss.
+	SkipSync func(body []byte) bool
 }
 
 func (c *Config) fill() error {

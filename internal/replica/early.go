@@ -54,6 +54,9 @@ type LeaderAppend struct {
 	Start   bool
 	From    gpaxos.Zxid
 	Entries []Appended
+	// Commit is the leader's commit point as of this Ready; a LeaderAppend
+	// without Entries tells that it advanced.
+	Commit gpaxos.Zxid
 }
 
 // EarlyReply is the result the leader's application computed for a
@@ -118,11 +121,11 @@ func (h *Host) leaderAppended(rd *gpaxos.Ready) {
 		}
 		return
 	}
-	epoch := st.HardState.Promised
+	epoch, commit := st.HardState.Promised, st.HardState.Commit
 	if epoch != h.appendEpoch {
-		h.appendEpoch = epoch
+		h.appendEpoch, h.appendCommit = epoch, commit
 		h.cfg.OnLeaderAppend(LeaderAppend{Epoch: epoch, Start: true, From: st.SnapIndex,
-			Entries: appendedViews(h.node.Entries(st.SnapIndex, st.Last))})
+			Entries: appendedViews(h.node.Entries(st.SnapIndex, st.Last)), Commit: commit})
 		return
 	}
 	var own []gpaxos.Entry
@@ -131,8 +134,9 @@ func (h *Host) leaderAppended(rd *gpaxos.Ready) {
 			own = append(own, e)
 		}
 	}
-	if len(own) > 0 {
-		h.cfg.OnLeaderAppend(LeaderAppend{Epoch: epoch, Entries: appendedViews(own)})
+	if len(own) > 0 || commit > h.appendCommit {
+		h.appendCommit = commit
+		h.cfg.OnLeaderAppend(LeaderAppend{Epoch: epoch, Entries: appendedViews(own), Commit: commit})
 	}
 }
 

@@ -214,3 +214,44 @@ func TestAnsweredProposalIsNeverOrderedAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipSyncOnlyForProposalsItNames: a Ready appending only proposals
+// SkipSync names, with no change of votes, is written without an fsync;
+// one with another proposal, a no-op or a new promise is fsynced.
+func TestSkipSyncOnlyForProposalsItNames(t *testing.T) {
+	st, _, err := openStorage(t.TempDir(), false, quiet, grid(1, 3), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	syncs := 0
+	st.onSync = func(int, time.Duration) { syncs++ }
+	st.skipSync = func(body []byte) bool { return strings.HasPrefix(string(body), "weak") }
+	counter := uint32(0)
+	prop := func(body string) gpaxos.Entry {
+		counter++
+		hd := proposalHeader{Origin: 2, Inc: 1, Stream: 1, Seq: uint64(counter)}
+		return gpaxos.Entry{Zxid: gpaxos.MakeZxid(2, counter), Type: gpaxos.EntryNormal, Data: append(hd.append(nil), body...)}
+	}
+	hs := gpaxos.HardState{Promised: 2, Leader: 2, Current: 2}
+	for _, tc := range []struct {
+		name string
+		rd   gpaxos.Ready
+		sync bool
+	}{
+		{"a new promise", gpaxos.Ready{HardState: &hs, Entries: []gpaxos.Entry{prop("weak 1")}}, true},
+		{"weak proposals only", gpaxos.Ready{Entries: []gpaxos.Entry{prop("weak 2"), prop("weak 3")}}, false},
+		{"a commit hint only changes", gpaxos.Ready{HardState: &gpaxos.HardState{Promised: 2, Leader: 2, Current: 2,
+			Commit: gpaxos.MakeZxid(2, 2)}, Entries: []gpaxos.Entry{prop("weak 4")}}, false},
+		{"a strong proposal among them", gpaxos.Ready{Entries: []gpaxos.Entry{prop("weak 5"), prop("strong")}}, true},
+		{"a no-op", gpaxos.Ready{Entries: []gpaxos.Entry{{Zxid: gpaxos.MakeZxid(2, 100), Type: gpaxos.EntryNoop}}}, true},
+	} {
+		before := syncs
+		if err := st.persist(&tc.rd); err != nil {
+			t.Fatal(err)
+		}
+		if got := syncs > before; got != tc.sync {
+			t.Errorf("%s: fsynced %v, want %v", tc.name, got, tc.sync)
+		}
+	}
+}

@@ -93,9 +93,11 @@ type Host struct {
 	roleSeen   roleKey
 	local      []gpaxos.Message
 	recovering bool
-	// appendEpoch is the epoch OnLeaderAppend was last told of (0: none,
-	// or this server stopped leading since).
-	appendEpoch gpaxos.Epoch
+	// appendEpoch and appendCommit are the epoch and commit point
+	// OnLeaderAppend was last told of (epoch 0: none, or this server
+	// stopped leading since).
+	appendEpoch  gpaxos.Epoch
+	appendCommit gpaxos.Zxid
 }
 
 type leaderKey struct {

@@ -125,7 +125,7 @@ func Open(cfg Config) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.onSync = cfg.OnSync
+	st.onSync, st.skipSync = cfg.OnSync, cfg.SkipSync
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	r := &Replica{
 		cfg: cfg, st: st,
