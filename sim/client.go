@@ -24,6 +24,12 @@ type histOp struct {
 	Version int32
 	Done    bool
 	seq     int
+	// segment is the client's connection the operation ran on
+	// (client.segment); early says it was answered early, at earlyZxid
+	// (weak.go).
+	segment   int
+	early     bool
+	earlyZxid gpaxos.Zxid
 }
 
 // client issues one operation at a time to one server, moving to another
@@ -40,6 +46,9 @@ type client struct {
 	// last answer through the log, or the applied zxid a local read was
 	// served at (a ZooKeeper client's lastZxidSeen).
 	lastZxid gpaxos.Zxid
+	// segment counts the client's connections: a new one each time it
+	// gives up on a server or its server closes its connection.
+	segment int
 }
 
 // pendingReq is a client operation a server proposed and has not yet
@@ -49,6 +58,11 @@ type pendingReq struct {
 	c           *client
 	op          *histOp
 	stream, seq uint64
+	// early: answered early with earlyOut at earlyZxid (weak.go); its
+	// commit is checked against that answer, not answered again.
+	early     bool
+	earlyOut  regOutput
+	earlyZxid gpaxos.Zxid
 }
 
 func (s *Sim) startClients() {
@@ -66,7 +80,7 @@ func (s *Sim) issue(c *client) {
 	}
 	c.seq++
 	key := keyName(s.rng.Intn(s.p.Keys))
-	op := &histOp{Client: c.id, Key: key, Call: s.clk.now, Return: -1, seq: c.seq}
+	op := &histOp{Client: c.id, Key: key, Call: s.clk.now, Return: -1, seq: c.seq, segment: c.segment}
 	switch r := s.rng.Intn(10); {
 	case r < 3:
 		op.Op = "read"
@@ -109,6 +123,7 @@ func (s *Sim) issue(c *client) {
 // another server for its next one.
 func (s *Sim) giveUp(c *client) {
 	c.pending = nil
+	c.segment++
 	c.server = s.pickServer()
 	s.issue(c)
 }
@@ -126,7 +141,11 @@ func (s *Sim) complete(sv *server, cm *replica.Committed, out regOutput) {
 		return
 	}
 	sv.pending = sv.pending[1:]
-	s.reply(it.c, it.op, out, cm.Zxid)
+	if it.early {
+		s.committedEarly(sv, it, cm, out)
+		return
+	}
+	s.reply(it.c, it.op, out, cm.Zxid, false)
 }
 
 // resent files sv's requests whose proposals moved to a new stream under
@@ -147,15 +166,25 @@ func (sv *server) resent(moves []replica.Resend) {
 
 // abandon fails sv's requests of streams older than stream: their outcome
 // is unknown, as for a ZooKeeper client whose connection closes, and
-// their clients move on.
+// their clients move on. A client with a request answered early among
+// them loses its connection (server/replicated.go's abandon): its other
+// requests here fail too, whatever their stream.
 func (s *Sim) abandon(sv *server, stream uint64) {
 	if s.probing {
 		sv.probeSent = false // the probe may have been in the abandoned stream
 		s.probe(sv)
 	}
+	closed := map[*client]bool{}
+	var order []*client // closed, in a deterministic order
+	for _, it := range sv.pending {
+		if it.stream < stream && it.early && !closed[it.c] && !s.p.WeakKeepConnection {
+			closed[it.c] = true
+			order = append(order, it.c)
+		}
+	}
 	keep := sv.pending[:0]
 	for _, it := range sv.pending {
-		if it.stream >= stream {
+		if it.stream >= stream && !closed[it.c] {
 			keep = append(keep, it)
 			continue
 		}
@@ -169,21 +198,35 @@ func (s *Sim) abandon(sv *server, stream uint64) {
 	}
 	clear(sv.pending[len(keep):])
 	sv.pending = keep
+	for _, c := range order {
+		if op := c.pending; op != nil && s.members()[c.server] == sv {
+			s.clk.after(s.net.minUS, func() {
+				if c.pending == op {
+					s.giveUp(c)
+				}
+			})
+		}
+		if c.pending == nil {
+			c.segment++ // between operations: the next one reconnects
+		}
+	}
 }
 
 // reply delivers the answer to op, one network delay later, if its client
-// still waits for it.
-func (s *Sim) reply(c *client, h *histOp, out regOutput, z gpaxos.Zxid) {
+// still waits for it; early says it is an early reply (weak.go), which
+// durability does not cover.
+func (s *Sim) reply(c *client, h *histOp, out regOutput, z gpaxos.Zxid, early bool) {
 	s.clk.after(s.net.minUS, func() {
 		if c.pending != h {
 			return
 		}
 		h.Return, h.Done, h.OK, h.Result, h.Version = s.clk.now, true, out.OK, out.Value, out.Version
+		h.early, h.earlyZxid = early, z
 		c.pending = nil
 		c.lastZxid = max(c.lastZxid, z)
 		if out.OK {
 			c.lastVer[h.Key] = out.Version
-			if h.Op != "read" {
+			if h.Op != "read" && !early {
 				s.chk.acked = append(s.chk.acked, z)
 			}
 		}

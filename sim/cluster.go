@@ -69,6 +69,9 @@ type server struct {
 	// owners the replicated table of session owners, kept with the tree.
 	ss     *sessionServer
 	owners *sessions.Owners
+	// weak is this incarnation's speculative state while it leads, in a
+	// run with weak registers (weak.go); nil otherwise.
+	weak *weakLeader
 }
 
 // voters is the voting configuration of servers 1..Nodes
@@ -118,7 +121,7 @@ func (s *Sim) start(sv *server) error {
 	node := s.nodeConfig(sv)
 	sv.disk.formatted = true
 	sv.disk.boots++
-	h, err := replica.NewHost(replica.HostConfig{
+	cfg := replica.HostConfig{
 		Node:            node,
 		Boots:           sv.disk.boots,
 		Tick:            time.Duration(s.p.TickUS) * time.Microsecond,
@@ -132,7 +135,13 @@ func (s *Sim) start(sv *server) error {
 		},
 		OnLeaderReceived: func(_ gpaxos.ID, body []byte) { s.leaderReceived(sv, body) },
 		Logger:           s.hostLogger(sv),
-	}, sv.disk.hs, snap, ents)
+	}
+	if s.p.WeakKeys > 0 {
+		sv.weak = &weakLeader{}
+		cfg.OnLeaderAppend = func(la replica.LeaderAppend) { s.leaderAppend(sv, la) }
+		cfg.AcceptEarly = true
+	}
+	h, err := replica.NewHost(cfg, sv.disk.hs, snap, ents)
 	if err != nil {
 		sv.up = false
 		return err
@@ -441,6 +450,9 @@ func (s *Sim) apply(sv *server, d replica.Delivery) {
 	if len(d.Resent) > 0 {
 		sv.resent(d.Resent)
 		sv.sessionResent(d.Resent)
+	}
+	if len(d.Early) > 0 {
+		s.early(sv, d.Early)
 	}
 	if d.Abandoned != 0 {
 		s.abandon(sv, d.Abandoned)

@@ -80,8 +80,8 @@ func (s *Sim) settledHistory() settled {
 	}
 	var h settled
 	for _, op := range s.history {
-		if op.Op == "lread" {
-			continue // checked when answered (localRead): not linearizable by design
+		if op.Op == "lread" || s.isWeak(op.Key) {
+			continue // checked when answered (localRead, weak.go): not linearizable by design
 		}
 		o, ok := happened[opID{op.Client, op.seq}]
 		so := settledOp{Operation: porcupine.Operation{ClientId: op.Client,

@@ -71,6 +71,17 @@ type Options struct {
 	// what the client has seen (ZooKeeper's lastZxidSeen rule left out):
 	// what the read checker must catch.
 	NoReadWait bool
+	// Weak makes the last register a weak one (docs/namespaces.md): the
+	// leader answers its writes once it has ordered them, from its
+	// speculative state, through early replies (internal/replica's
+	// early.go); the checker holds them to the weak guarantee (weak.go).
+	// Swarm mode also draws it, one run in three, unless Without lists
+	// "weak".
+	Weak bool
+	// WeakKeepConnection lets a server keep the connection of a client
+	// whose write answered early was lost (server/replicated.go's abandon
+	// left out): what the weak checker must catch.
+	WeakKeepConnection bool
 }
 
 // Params are every parameter a run uses, chosen from the seed and printed
@@ -143,6 +154,10 @@ type Params struct {
 	ExpiryDespiteMove     bool
 	// LocalReads and NoReadWait: Options'.
 	LocalReads, NoReadWait bool
+	// WeakKeys are the registers, the last of the Keys, that are weak
+	// (Options.Weak); zero: none. WeakKeepConnection: Options'.
+	WeakKeys           int
+	WeakKeepConnection bool
 }
 
 // Cost is the simulator's cost model. Every server is a single queue: it
@@ -167,7 +182,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
 	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
 	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v expiry_in_any_epoch=%v expiry_despite_move=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch, p.ExpiryDespiteMove)
-	fmt.Fprintf(&b, "local_reads=%v no_read_wait=%v\n", p.LocalReads, p.NoReadWait)
+	fmt.Fprintf(&b, "local_reads=%v no_read_wait=%v weak_keys=%d weak_keep_connection=%v\n", p.LocalReads, p.NoReadWait, p.WeakKeys, p.WeakKeepConnection)
 	fmt.Fprintf(&b, "cost: cpu_per_msg_us=%.2f cpu_per_byte_us=%.4f bandwidth_bpus=%.1f link_latency_us=%d", p.Cost.CPUPerMsgUS, p.Cost.CPUPerByteUS, p.Cost.BandwidthBpUS, p.Cost.LinkLatencyUS)
 	return b.String()
 }
@@ -253,6 +268,10 @@ func ChooseParams(o Options) Params {
 	lr := rand.New(rand.NewSource(o.Seed ^ 0x10ca1))
 	if o.LocalReads || p.Swarm && lr.Intn(2) == 0 && !slices.Contains(o.Without, "localreads") {
 		p.LocalReads, p.NoReadWait = true, o.NoReadWait
+	}
+	wr := rand.New(rand.NewSource(o.Seed ^ 0x3eac))
+	if o.Weak || p.Swarm && p.Keys > 1 && wr.Intn(3) == 0 && !slices.Contains(o.Without, "weak") {
+		p.WeakKeys, p.WeakKeepConnection = 1, o.WeakKeepConnection
 	}
 	if len(p.DiskFaults) > 0 && !p.has("crash") {
 		p.Faults = append(p.Faults, "crash") // disk faults are found at restarts

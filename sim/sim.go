@@ -79,6 +79,9 @@ type stats struct {
 	lockAcquires, sessionsExpired int
 	// localReads counts the local reads served (client.go).
 	localReads int
+	// weakAcks counts the early replies clients were given, weakLost
+	// those whose writes did not commit (weak.go).
+	weakAcks, weakLost int
 }
 
 // commitAt counts an entry's first application anywhere as its commit.
@@ -111,7 +114,12 @@ type Result struct {
 	SessionsExpired int `json:"sessions_expired"`
 	// LocalReads counts the local reads servers answered (zero unless
 	// the run has them).
-	LocalReads   int    `json:"local_reads"`
+	LocalReads int `json:"local_reads"`
+	// WeakAcks counts the writes to weak registers clients were told
+	// succeeded before they committed, WeakLost those of them that never
+	// committed (zero unless the run has weak registers).
+	WeakAcks     int    `json:"weak_acks"`
+	WeakLost     int    `json:"weak_lost"`
 	Messages     int    `json:"messages"`
 	ConfChanges  int    `json:"conf_changes"`
 	Linearizable string `json:"linearizable"`
@@ -176,6 +184,7 @@ func Run(o Options, out io.Writer, verbose bool) (res Result) {
 	lin := "skipped"
 	if !s.failed() {
 		s.checkDurability()
+		s.checkWeak()
 	}
 	if !s.failed() {
 		lin = s.checkLinearizable()
@@ -321,7 +330,7 @@ func (s *Sim) result(lin string) Result {
 	r := Result{Seed: s.p.Seed, OK: !s.failed(), Failure: s.failMsg, Commits: s.stats.commits,
 		Messages: s.stats.msgs, ConfChanges: s.chk.confChanges, Linearizable: lin, VirtualMS: s.clk.now / 1000, history: s.history,
 		UnknownCommitted: s.stats.unknownCommitted, LockAcquires: s.stats.lockAcquires, SessionsExpired: s.stats.sessionsExpired,
-		LocalReads: s.stats.localReads}
+		LocalReads: s.stats.localReads, WeakAcks: s.stats.weakAcks, WeakLost: s.stats.weakLost}
 	for _, h := range s.history {
 		r.Ops++
 		if h.Done {

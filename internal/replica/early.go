@@ -224,19 +224,8 @@ func (s *streams) anyAnswered() bool {
 // every message, they may be lost: the proposal is then answered when it
 // commits. Safe for concurrent use.
 func (r *Replica) SendEarly(replies []EarlyReply) {
-	for len(replies) > 0 {
-		origin := replies[0].Origin
-		var batch, rest []EarlyReply
-		for _, x := range replies {
-			if x.Origin == origin {
-				batch = append(batch, x)
-			} else {
-				rest = append(rest, x)
-			}
-		}
-		replies = rest
-		m := earlyMessage(r.cfg.ID, batch)
-		if origin != r.cfg.ID {
+	for _, m := range EarlyMessages(r.cfg.ID, replies) {
+		if m.To != r.cfg.ID {
 			r.cfg.Transport.Send(m)
 			continue
 		}
@@ -248,6 +237,28 @@ func (r *Replica) SendEarly(replies []EarlyReply) {
 		default:
 		}
 	}
+}
+
+// EarlyMessages are the messages that carry replies from the leader from
+// to their origins: one MsgEarlyReply per origin, the replies of each in
+// the order given. A host steps each at its origin (a driver other than
+// Replica sends them itself).
+func EarlyMessages(from gpaxos.ID, replies []EarlyReply) []gpaxos.Message {
+	var ms []gpaxos.Message
+	for len(replies) > 0 {
+		origin := replies[0].Origin
+		var batch, rest []EarlyReply
+		for _, x := range replies {
+			if x.Origin == origin {
+				batch = append(batch, x)
+			} else {
+				rest = append(rest, x)
+			}
+		}
+		replies = rest
+		ms = append(ms, earlyMessage(from, batch))
+	}
+	return ms
 }
 
 // takeLocalEarly steps the early replies SendEarly queued for this
