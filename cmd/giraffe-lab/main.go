@@ -11,9 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/giraffe-coord/giraffe/internal/cli"
+	"github.com/giraffe-coord/giraffe/sim"
 )
 
 func main() {
+	sim.LightGC()
 	root := &cobra.Command{
 		Use:   "giraffe-lab",
 		Short: "Giraffe's laboratory: the simulator, its benchmarks and the lock experiments",
