@@ -208,35 +208,6 @@ func (s *Server) writeCons(b *strings.Builder) {
 	}
 }
 
-func (s *Server) writeMntr(b *strings.Builder) {
-	mode, _ := s.modeAndRole()
-	conns, rcv, snt := s.stats()
-	s.treeMu.RLock()
-	nodes, eph, size := s.tree.NodeCount(), s.tree.EphemeralCount(), s.tree.ApproximateDataSize()
-	s.treeMu.RUnlock()
-	s.watchMu.Lock()
-	watches := s.watches.Count()
-	s.watchMu.Unlock()
-	kv := [][2]any{
-		{"zk_version", Version},
-		{"zk_server_state", mode},
-		{"zk_avg_latency", s.latency.avgMillis()},
-		{"zk_num_alive_connections", conns},
-		{"zk_outstanding_requests", s.pipe.queued()},
-		{"zk_packets_received", rcv},
-		{"zk_packets_sent", snt},
-		{"zk_znode_count", nodes},
-		{"zk_watch_count", watches},
-		{"zk_ephemerals_count", eph},
-		{"zk_approximate_data_size", size},
-		{"zk_global_sessions", s.sessions.Count()},
-		{"zk_uptime", time.Since(s.started).Milliseconds()},
-	}
-	for _, p := range kv {
-		fmt.Fprintf(b, "%s\t%v\n", p[0], p[1])
-	}
-}
-
 func (s *Server) writeConf(b *strings.Builder) {
 	lo, hi := s.cfg.sessionBounds()
 	secure := -1 // ZooKeeper's answer without a secure port, as NoClientPort is

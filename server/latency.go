@@ -50,12 +50,14 @@ func (l *latencyStats) String() string {
 	return fmt.Sprintf("%d/%.1f/%d", l.min.Milliseconds(), avg, l.max.Milliseconds())
 }
 
-// avgMillis is the mean latency in milliseconds (mntr's zk_avg_latency).
-func (l *latencyStats) avgMillis() string {
+// millis returns the minimum, mean and maximum latency in milliseconds
+// (mntr's zk_min_latency, zk_avg_latency and zk_max_latency), zero
+// before any request.
+func (l *latencyStats) millis() (lo int64, avg float64, hi int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.count == 0 {
-		return "0.0"
+		return 0, 0, 0
 	}
-	return fmt.Sprintf("%.4f", float64(l.sum)/float64(l.count)/float64(time.Millisecond))
+	return l.min.Milliseconds(), float64(l.sum) / float64(l.count) / float64(time.Millisecond), l.max.Milliseconds()
 }

@@ -22,6 +22,8 @@
 //     fourletter.go, apply.go: the ZooKeeper front end (connections, the
 //     order of their replies, requests, sessions, the four-letter words,
 //     applying entries and firing watches);
+//   - monitor.go, contact.go, fds_*.go: mntr's values (the members in
+//     contact, the process's file descriptors);
 //   - tls.go: the secure client port, the x509 ids its clients'
 //     certificates give them, and the TLS of the links between members
 //     (sslQuorum);
@@ -83,6 +85,7 @@ type Server struct {
 
 	sessions *sessions.Tracker
 	guard    *servingGuard     // an ensemble member's quorum contact (serving.go)
+	contacts contacts          // when each member's touch last committed (contact.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
 	pipe     orderer
