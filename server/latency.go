@@ -34,7 +34,7 @@ func (l *latencyStats) observe(d time.Duration) {
 // reset forgets everything observed so far.
 func (l *latencyStats) reset() {
 	l.mu.Lock()
-	*l = latencyStats{}
+	l.count, l.sum, l.min, l.max = 0, 0, 0, 0
 	l.mu.Unlock()
 }
 
