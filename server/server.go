@@ -35,9 +35,10 @@
 //     writes answered once ordered (standalone and in an ensemble);
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
-//   - admin.go, faults.go, metrics.go, latency.go: the read-only metrics
-//     port (Prometheus metrics) and the authenticated admin port (package
-//     adminapi's endpoints, fault injection).
+//   - admin.go, commands.go, faults.go, metrics.go, latency.go: the
+//     read-only metrics port (Prometheus metrics) and the authenticated
+//     admin port (package adminapi's endpoints, fault injection), both
+//     with ZooKeeper's AdminServer commands.
 package server
 
 import (
