@@ -4,7 +4,17 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
+
+// observeRequest records that a request of op was answered took after it
+// was read: in srvr's and mntr's latency and in the Prometheus histogram
+// of its operation.
+func (s *Server) observeRequest(op zkproto.OpCode, took time.Duration) {
+	s.latency.observe(took)
+	s.metrics.requestSeconds.WithLabelValues(op.String()).Observe(took.Seconds())
+}
 
 // latencyStats keeps what srvr and mntr report as "Latency min/avg/max":
 // the time from reading a request to queueing its reply, in milliseconds,

@@ -14,6 +14,7 @@ import (
 type metrics struct {
 	reg             *prometheus.Registry
 	requests        *prometheus.CounterVec
+	requestSeconds  *prometheus.HistogramVec
 	badInput        prometheus.Counter
 	connections     prometheus.Gauge
 	connRejected    prometheus.Counter
@@ -39,6 +40,10 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "giraffe_requests_total", Help: "Client requests received, by opcode.",
+		}, []string{"op"}),
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "giraffe_request_seconds", Help: "Time from reading a client request to queueing its reply, by opcode.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"op"}),
 		badInput: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_bad_input_total", Help: "Frames rejected as malformed, oversized or of an unknown opcode.",
@@ -85,7 +90,7 @@ func newMetrics() *metrics {
 			Help: "Weak writes answered early whose requests this server gave up on before seeing them commit (a leader change).",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
+	m.reg.MustRegister(m.requests, m.requestSeconds, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
 		m.weakEarly, m.weakMismatch, m.weakLost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
