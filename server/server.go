@@ -35,7 +35,8 @@
 //     writes answered once ordered (standalone and in an ensemble);
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
-//   - admin.go, commands.go, faults.go, metrics.go, latency.go: the
+//   - admin.go, commands.go, faults.go, metrics.go, ensemble_metrics.go,
+//     latency.go: the
 //     read-only metrics port (Prometheus metrics) and the authenticated
 //     admin port (package adminapi's endpoints, fault injection), both
 //     with ZooKeeper's AdminServer commands.
