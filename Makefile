@@ -10,13 +10,17 @@ PY      := $(VENV)/bin/python
 ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
+# VERSION is stamped into the binary (giraffe version): the checkout's
+# tag or commit, "-dirty" when it has uncommitted changes.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := -X github.com/giraffe-coord/giraffe/internal/buildinfo.Version=$(VERSION)
 
 .PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables test-hc-long clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/giraffe
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/giraffe
 
 ## lab: the laboratory binary (simulator, its benchmarks, the lock experiments).
 lab:

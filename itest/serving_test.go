@@ -3,9 +3,11 @@ package itest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +180,67 @@ func TestRemovedServerClosesItsClients(t *testing.T) {
 	}
 	if log := serverLog(t, x); !strings.Contains(log, "this server is not in the committed membership") {
 		t.Fatal("the removed server's log does not say it was left out")
+	}
+}
+
+// TestIsolatedFollowerSaysNotServing cuts a follower of a classic-3
+// ensemble off with `giraffe cluster fault ID isolate`. Its srvr, stat and
+// mntr then answer ZooKeeper's "not currently serving" line: mntr that line
+// alone (ZooKeeper's MonitorCommand prints nothing else), srvr and stat
+// followed by Giraffe's reason, never a Mode. The rest of the ensemble
+// keeps serving, and the follower serves again once healed.
+func TestIsolatedFollowerSaysNotServing(t *testing.T) {
+	c := StartEnsemble(t, Classic3)
+	leader, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := c.Servers[int(leader)%len(c.Servers)] // a follower
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fault := func(spec string) {
+		t.Helper()
+		out, err := exec.Command(bin, "cluster", "fault", "--dir", c.Spec.Dir, fmt.Sprint(x.ID), spec).CombinedOutput()
+		if err != nil {
+			t.Fatalf("giraffe cluster fault %d %s: %v\n%s", x.ID, spec, err, out)
+		}
+	}
+	fault("isolate")
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		out, _ = FourLetter(x.ClientAddr, "srvr")
+		if strings.HasPrefix(out, notServing+"\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("srvr of the isolated follower 10s after the cut:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(out, "Mode:") || !strings.Contains(out, "Giraffe not serving: ") {
+		t.Fatalf("srvr of the isolated follower:\n%s", out)
+	}
+	if out, err := FourLetter(x.ClientAddr, "stat"); err != nil || !strings.HasPrefix(out, notServing+"\n") ||
+		strings.Contains(out, "Mode:") {
+		t.Fatalf("stat of the isolated follower: %v\n%s", err, out)
+	}
+	if out, err := FourLetter(x.ClientAddr, "mntr"); err != nil || out != notServing+"\n" {
+		t.Fatalf("mntr of the isolated follower: %v\n%q", err, out)
+	}
+	if out, _ := FourLetter(c.Servers[leader-1].ClientAddr, "srvr"); !strings.Contains(out, "Mode: leader") {
+		t.Fatalf("srvr of the leader while a follower is cut off:\n%s", out)
+	}
+	fault("heal")
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		out, _ = FourLetter(x.ClientAddr, "srvr")
+		if strings.Contains(out, "Mode: follower") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving 20s after the heal:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

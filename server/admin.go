@@ -17,8 +17,9 @@ import (
 )
 
 // This file serves the server's two HTTP ports. The metrics port is
-// read-only: Prometheus metrics on /metrics and the committed membership
-// on /membership, to GET and HEAD; anything else is refused (405). The
+// read-only: Prometheus metrics on /metrics, the committed membership on
+// /membership and ZooKeeper's AdminServer commands that only read
+// (commands.go), to GET and HEAD; anything else is refused (405). The
 // admin port serves package adminapi's endpoints: the membership (GET
 // /membership, POST /join and /leave; the changes themselves are made in
 // reconfig.go) and fault injection (/faults, faults.go, only with
@@ -33,6 +34,7 @@ func (s *Server) metricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.metrics.handler())
 	mux.HandleFunc(adminapi.PathMembership, s.membershipHandler)
+	s.handleCommands(mux, false)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.log.Warn("metrics port: request refused", "reason", "read-only port",
@@ -52,6 +54,7 @@ func (s *Server) adminHandler() http.Handler {
 	mux.HandleFunc(adminapi.PathMembership, s.membershipHandler)
 	mux.HandleFunc(adminapi.PathJoin, s.joinHandler)
 	mux.HandleFunc(adminapi.PathLeave, s.leaveHandler)
+	s.handleCommands(mux, true)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := adminapi.CheckToken(r, s.cfg.adminToken); err != nil {
 			s.log.Warn("admin port: request refused", "reason", err.Error(),

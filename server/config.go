@@ -52,6 +52,10 @@ type Config struct {
 	// committed membership on /membership; it is read-only (GET and HEAD)
 	// and listens on the host of ClientAddr.
 	MetricsPort int
+	// NoAdminServer turns off ZooKeeper's AdminServer commands, which the
+	// metrics port (read-only ones) and the admin port serve under
+	// /commands/ (admin.enableServer=false).
+	NoAdminServer bool
 	// AdminPort serves the admin endpoints of package adminapi (membership
 	// changes, fault injection) when > 0 and AdminTokenFile is set: every
 	// request must carry the token, so without one the port stays closed.

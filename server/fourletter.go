@@ -208,35 +208,6 @@ func (s *Server) writeCons(b *strings.Builder) {
 	}
 }
 
-func (s *Server) writeMntr(b *strings.Builder) {
-	mode, _ := s.modeAndRole()
-	conns, rcv, snt := s.stats()
-	s.treeMu.RLock()
-	nodes, eph, size := s.tree.NodeCount(), s.tree.EphemeralCount(), s.tree.ApproximateDataSize()
-	s.treeMu.RUnlock()
-	s.watchMu.Lock()
-	watches := s.watches.Count()
-	s.watchMu.Unlock()
-	kv := [][2]any{
-		{"zk_version", Version},
-		{"zk_server_state", mode},
-		{"zk_avg_latency", s.latency.avgMillis()},
-		{"zk_num_alive_connections", conns},
-		{"zk_outstanding_requests", s.pipe.queued()},
-		{"zk_packets_received", rcv},
-		{"zk_packets_sent", snt},
-		{"zk_znode_count", nodes},
-		{"zk_watch_count", watches},
-		{"zk_ephemerals_count", eph},
-		{"zk_approximate_data_size", size},
-		{"zk_global_sessions", s.sessions.Count()},
-		{"zk_uptime", time.Since(s.started).Milliseconds()},
-	}
-	for _, p := range kv {
-		fmt.Fprintf(b, "%s\t%v\n", p[0], p[1])
-	}
-}
-
 func (s *Server) writeConf(b *strings.Builder) {
 	lo, hi := s.cfg.sessionBounds()
 	secure := -1 // ZooKeeper's answer without a secure port, as NoClientPort is
@@ -251,46 +222,54 @@ func (s *Server) writeConf(b *strings.Builder) {
 		s.cfg.MaxPacket, s.cfg.SnapCount, s.cfg.SnapRetainCount, s.cfg.ForceSync)
 }
 
-func (s *Server) writeWatches(b *strings.Builder, byConn bool) {
-	s.watchMu.Lock()
+// watched is one data watch of a session: ZooKeeper's wchc and wchp
+// list only its data-watch manager's watches.
+type watched struct {
+	path    string
+	session int64
+}
+
+// dataWatches returns every data watch, by path then watcher.
+func (s *Server) dataWatches() []watched {
 	type pair struct {
 		p string
 		w watch.WatcherID
 	}
 	var all []pair
+	s.watchMu.Lock()
 	s.watches.Dump(func(p string, w watch.WatcherID, m watch.Mode) {
-		// ZooKeeper lists only its data-watch manager here.
 		if m&^watch.Child != 0 {
 			all = append(all, pair{p, w})
 		}
 	})
 	s.watchMu.Unlock()
+	out := make([]watched, len(all))
+	for i, x := range all {
+		out[i].path = x.p
+		if c := s.connByID(x.w); c != nil {
+			out[i].session = c.sessionID()
+		}
+	}
+	return out
+}
+
+func (s *Server) writeWatches(b *strings.Builder, byConn bool) {
+	all := s.dataWatches()
 	if byConn {
-		sort.SliceStable(all, func(i, j int) bool { return all[i].w < all[j].w })
-		var last watch.WatcherID
+		sort.SliceStable(all, func(i, j int) bool { return all[i].session < all[j].session })
 		for i, x := range all {
-			if i == 0 || x.w != last {
-				sid := int64(0)
-				if c := s.connByID(x.w); c != nil {
-					sid = c.sessionID()
-				}
-				fmt.Fprintf(b, "%s\n", sessionHex(sid))
-				last = x.w
+			if i == 0 || x.session != all[i-1].session {
+				fmt.Fprintf(b, "%s\n", sessionHex(x.session))
 			}
-			fmt.Fprintf(b, "\t%s\n", x.p)
+			fmt.Fprintf(b, "\t%s\n", x.path)
 		}
 		return
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].p < all[j].p })
 	for i, x := range all {
-		if i == 0 || x.p != all[i-1].p {
-			fmt.Fprintf(b, "%s\n", x.p)
+		if i == 0 || x.path != all[i-1].path {
+			fmt.Fprintf(b, "%s\n", x.path)
 		}
-		sid := int64(0)
-		if c := s.connByID(x.w); c != nil {
-			sid = c.sessionID()
-		}
-		fmt.Fprintf(b, "\t%s\n", sessionHex(sid))
+		fmt.Fprintf(b, "\t%s\n", sessionHex(x.session))
 	}
 }
 

@@ -4,7 +4,17 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
+
+// observeRequest records that a request of op was answered took after it
+// was read: in srvr's and mntr's latency and in the Prometheus histogram
+// of its operation.
+func (s *Server) observeRequest(op zkproto.OpCode, took time.Duration) {
+	s.latency.observe(took)
+	s.metrics.requestSeconds.WithLabelValues(op.String()).Observe(took.Seconds())
+}
 
 // latencyStats keeps what srvr and mntr report as "Latency min/avg/max":
 // the time from reading a request to queueing its reply, in milliseconds,
@@ -34,7 +44,7 @@ func (l *latencyStats) observe(d time.Duration) {
 // reset forgets everything observed so far.
 func (l *latencyStats) reset() {
 	l.mu.Lock()
-	*l = latencyStats{}
+	l.count, l.sum, l.min, l.max = 0, 0, 0, 0
 	l.mu.Unlock()
 }
 
@@ -50,12 +60,14 @@ func (l *latencyStats) String() string {
 	return fmt.Sprintf("%d/%.1f/%d", l.min.Milliseconds(), avg, l.max.Milliseconds())
 }
 
-// avgMillis is the mean latency in milliseconds (mntr's zk_avg_latency).
-func (l *latencyStats) avgMillis() string {
+// millis returns the minimum, mean and maximum latency in milliseconds
+// (mntr's zk_min_latency, zk_avg_latency and zk_max_latency), zero
+// before any request.
+func (l *latencyStats) millis() (lo int64, avg float64, hi int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.count == 0 {
-		return "0.0"
+		return 0, 0, 0
 	}
-	return fmt.Sprintf("%.4f", float64(l.sum)/float64(l.count)/float64(time.Millisecond))
+	return l.min.Milliseconds(), float64(l.sum) / float64(l.count) / float64(time.Millisecond), l.max.Milliseconds()
 }

@@ -14,6 +14,7 @@ import (
 type metrics struct {
 	reg             *prometheus.Registry
 	requests        *prometheus.CounterVec
+	requestSeconds  *prometheus.HistogramVec
 	badInput        prometheus.Counter
 	connections     prometheus.Gauge
 	connRejected    prometheus.Counter
@@ -23,6 +24,13 @@ type metrics struct {
 	sessionsCreated prometheus.Counter
 	sessionsExpired prometheus.Counter
 	snapshots       prometheus.Counter
+
+	// Elections (ensemble_metrics.go); electingSince is owned by the
+	// replica's goroutine.
+	elections       prometheus.Counter
+	electionSeconds prometheus.Histogram
+	leaderChanges   prometheus.Counter
+	electingSince   time.Time
 
 	// tlsHandshakeFailures counts clients refused in the TLS handshake
 	// of the secure client port.
@@ -39,6 +47,10 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "giraffe_requests_total", Help: "Client requests received, by opcode.",
+		}, []string{"op"}),
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "giraffe_request_seconds", Help: "Time from reading a client request to queueing its reply, by opcode.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"op"}),
 		badInput: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_bad_input_total", Help: "Frames rejected as malformed, oversized or of an unknown opcode.",
@@ -72,6 +84,16 @@ func newMetrics() *metrics {
 		snapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_snapshots_total", Help: "Snapshots written.",
 		}),
+		elections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_elections_total", Help: "Global epochs this member came to follow (elections it saw complete).",
+		}),
+		electionSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "giraffe_election_seconds", Help: "Time from this member's promise to a new epoch until it follows that epoch.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}),
+		leaderChanges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "giraffe_leader_changes_total", Help: "Changes of the global leader this member follows.",
+		}),
 		weakEarly: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_weak_early_replies_total",
 			Help: "Weak writes answered once ordered, before they were durable on a quorum and applied.",
@@ -85,8 +107,9 @@ func newMetrics() *metrics {
 			Help: "Weak writes answered early whose requests this server gave up on before seeing them commit (a leader change).",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
+	m.reg.MustRegister(m.requests, m.requestSeconds, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
+		m.elections, m.electionSeconds, m.leaderChanges,
 		m.weakEarly, m.weakMismatch, m.weakLost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -128,6 +151,13 @@ func (m *metrics) register(s *Server) {
 			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_sessions", Help: "Live sessions."},
 			func() float64 { return float64(s.sessions.Count()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_sessions_connected", Help: "Sessions connected to this server."},
+			func() float64 {
+				s.connsMu.Lock()
+				defer s.connsMu.Unlock()
+				return float64(len(s.bySession))
+			}),
+		ensembleCollector{s},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "giraffe_watches", Help: "Registered watches."},
 			func() float64 {
 				s.watchMu.Lock()

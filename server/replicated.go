@@ -110,6 +110,20 @@ func (r *replicated) lastZxid() int64 { return r.applied }
 
 func (r *replicated) queued() int { return len(r.in) }
 
+// pendingSyncs counts this server's clients' syncs that wait for their
+// place in the log to commit.
+func (r *replicated) pendingSyncs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, it := range r.pending {
+		if it.pr.sync {
+			n++
+		}
+	}
+	return n
+}
+
 // proposeLoop files every submitted item in pending and proposes the ones
 // that need the log. One goroutine, so proposals leave in submission order.
 func (r *replicated) proposeLoop() {
@@ -242,7 +256,9 @@ func (r *replicated) apply(c *replica.Committed) {
 		}
 		r.applyCommitted(c, e)
 	case bodyTouch:
-		s.sessions.TouchListed(c.Body[1:], time.Now())
+		now := time.Now()
+		s.sessions.TouchListed(c.Body[1:], now)
+		s.contacts.touched(c.Origin, now)
 		if c.Own {
 			s.ownTouchCommitted(c.Stream, c.Seq)
 		}

@@ -22,6 +22,8 @@
 //     fourletter.go, apply.go: the ZooKeeper front end (connections, the
 //     order of their replies, requests, sessions, the four-letter words,
 //     applying entries and firing watches);
+//   - monitor.go, contact.go, fds_*.go: mntr's values (the members in
+//     contact, the process's file descriptors);
 //   - tls.go: the secure client port, the x509 ids its clients'
 //     certificates give them, and the TLS of the links between members
 //     (sslQuorum);
@@ -33,9 +35,11 @@
 //     writes answered once ordered (standalone and in an ensemble);
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
-//   - admin.go, faults.go, metrics.go, latency.go: the read-only metrics
-//     port (Prometheus metrics) and the authenticated admin port (package
-//     adminapi's endpoints, fault injection).
+//   - admin.go, commands.go, faults.go, metrics.go, ensemble_metrics.go,
+//     latency.go: the
+//     read-only metrics port (Prometheus metrics) and the authenticated
+//     admin port (package adminapi's endpoints, fault injection), both
+//     with ZooKeeper's AdminServer commands.
 package server
 
 import (
@@ -83,6 +87,7 @@ type Server struct {
 
 	sessions *sessions.Tracker
 	guard    *servingGuard     // an ensemble member's quorum contact (serving.go)
+	contacts contacts          // when each member's touch last committed (contact.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
 	pipe     orderer

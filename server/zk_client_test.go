@@ -446,3 +446,25 @@ func fourLetter(t *testing.T, addr, word string) string {
 	out, _ := io.ReadAll(c)
 	return string(out)
 }
+
+// TestStatReset: srst and crst answer ZooKeeper's lines and the server
+// keeps answering, its latency counted from zero again.
+func TestStatReset(t *testing.T) {
+	s := startTarget(t)
+	addr := s.Addr().String()
+	c, _ := connect(t, addr)
+	if _, _, err := c.Exists("/"); err != nil {
+		t.Fatal(err)
+	}
+	for word, want := range map[string]string{"srst": "Server stats reset.\n", "crst": "Connection stats reset.\n"} {
+		if out := fourLetter(t, addr, word); out != want && !strings.HasPrefix(out, notServing) {
+			t.Fatalf("%s: %q", word, out)
+		}
+	}
+	if _, _, err := c.Exists("/"); err != nil {
+		t.Fatalf("after srst: %v", err)
+	}
+	if out := fourLetter(t, addr, "ruok"); out != "imok" {
+		t.Fatalf("ruok after srst: %q", out)
+	}
+}

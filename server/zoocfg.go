@@ -77,6 +77,16 @@ func (c *Config) set(key, val string) (bool, error) {
 		c.ClientAddr = val
 	case "metricsPort", "metricsProvider.httpPort":
 		c.MetricsPort, err = strconv.Atoi(val)
+	case "admin.serverPort":
+		// ZooKeeper's AdminServer commands are on the metrics port, which
+		// this key opens when no metrics port key sets it.
+		if c.MetricsPort == 0 {
+			c.MetricsPort, err = strconv.Atoi(val)
+		}
+	case "admin.enableServer":
+		var on bool
+		on, err = strconv.ParseBool(val)
+		c.NoAdminServer = !on
 	case "tickTime":
 		c.TickTime, err = ms()
 	case "minSessionTimeout":

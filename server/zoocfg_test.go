@@ -163,6 +163,36 @@ func TestAdminKeys(t *testing.T) {
 	}
 }
 
+// TestAdminServerKeys maps ZooKeeper's AdminServer keys: admin.serverPort
+// opens the metrics port, where the commands are, unless a metrics port
+// key sets it, in either order; admin.enableServer=false turns the
+// commands off.
+func TestAdminServerKeys(t *testing.T) {
+	for _, tc := range []struct {
+		lines   string
+		metrics int
+		off     bool
+	}{
+		{"", 0, false},
+		{"admin.serverPort=8080", 8080, false},
+		{"admin.serverPort=8080\nmetricsProvider.httpPort=7000", 7000, false},
+		{"metricsProvider.httpPort=7000\nadmin.serverPort=8080", 7000, false},
+		{"admin.enableServer=false\nadmin.serverPort=8080", 8080, true},
+		{"admin.enableServer=true", 0, false},
+	} {
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		os.WriteFile(path, []byte(tc.lines+"\n"), 0o644)
+		cfg := DefaultConfig()
+		ignored, err := LoadConfigFile(path, &cfg)
+		if err != nil || len(ignored) > 0 {
+			t.Fatalf("%q: %v, ignored %v", tc.lines, err, ignored)
+		}
+		if cfg.MetricsPort != tc.metrics || cfg.NoAdminServer != tc.off {
+			t.Errorf("%q: metrics port %d, NoAdminServer %v; want %d, %v", tc.lines, cfg.MetricsPort, cfg.NoAdminServer, tc.metrics, tc.off)
+		}
+	}
+}
+
 // TestNamespaceKeys reads giraffe.namespace.NAME=LEVEL lines; a bad name
 // or level is an error that names the key.
 func TestNamespaceKeys(t *testing.T) {

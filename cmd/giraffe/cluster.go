@@ -76,7 +76,10 @@ read-only) on base-port+2*nodes+i-1 and its admin port (membership changes,
 fault injection) on base-port+3*nodes+i-1, on 127.0.0.1. The admin port
 demands the token start writes to DIR/admin.token (mode 0600), which join,
 leave and fault read from there. Fault injection is off unless
---fault-injection is given.
+--fault-injection is given. When a server exits during start-up (a port
+taken, a bad --set line) or no leader comes within --wait, start exits with
+status 1 and the end of that server's log; the servers that started keep
+running until cluster stop.
 
 With --tls, start makes a throw-away certificate authority in DIR/tls
 (ca.pem, its key, and client.pem, a client's key and certificate) and a
@@ -235,8 +238,13 @@ func newClusterKillCmd() *cobra.Command {
 }
 
 func newClusterRestartCmd() *cobra.Command {
-	return clusterIDCmd("restart", "Start one server again (killing it first if it runs)",
-		func(c *launcher.Cluster, id members.ID) error { return c.Restart(id) })
+	return clusterIDCmd("restart", "Start one server again (killing it first if it runs); fail, with its log's end, if it does not come up",
+		func(c *launcher.Cluster, id members.ID) error {
+			if err := c.Restart(id); err != nil {
+				return err
+			}
+			return c.WaitStarted(id, 30*time.Second)
+		})
 }
 
 func newClusterFaultCmd() *cobra.Command {

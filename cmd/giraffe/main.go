@@ -17,7 +17,9 @@ func main() {
 		Short: "Giraffe: a scalable coordination service that speaks ZooKeeper's wire protocol",
 		Long: `Giraffe is a coordination service (znodes, sessions, ephemeral and sequential
 nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
+		Version: versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newServerCmd())
 	root.AddCommand(newBenchCmd())
 	root.AddCommand(newTopologyCmd())
@@ -27,5 +29,6 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newElectCmd())
 	root.AddCommand(newShellCmd())
 	root.AddCommand(newHCCmd())
+	root.AddCommand(newVersionCmd())
 	cli.Run(root)
 }

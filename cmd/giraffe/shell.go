@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/peterh/liner"
 	"github.com/spf13/cobra"
@@ -20,7 +22,9 @@ import (
 
 // newShellCmd returns `giraffe shell`, a zkCli-style shell.
 func newShellCmd() *cobra.Command {
-	return &cobra.Command{
+	var timeout time.Duration
+	var quiet bool
+	cmd := &cobra.Command{
 		Use:   "shell HOST:PORT[,HOST:PORT...] [COMMAND ARGS...]",
 		Short: "An interactive zkCli-style shell (ls, get, set, create, delete, stat, watch, lock, acl ...)",
 		Long: `shell opens a session on a Giraffe or ZooKeeper ensemble and runs zkCli-style
@@ -32,19 +36,32 @@ addauth, sync, connect, close, help, quit.
 On a terminal it edits lines with history (~/.giraffe_history) and completes
 command names and znode paths with Tab. With input from a pipe or file it runs
 each line and exits with status 1 if any command failed. Given a command after
-the servers, it runs that one command.`,
+the servers, it runs that one command; everything after the servers is that
+command's, options included (ls -R /).
+
+It prints its connection attempts, and a failed one's reason, to stderr, and
+gives up when no server answers within --timeout, which also bounds each
+command.`,
 		Example: `  giraffe shell 127.0.0.1:2181
-  giraffe shell 127.0.0.1:2181 ls /
+  giraffe shell 127.0.0.1:2181 ls -R /
+  giraffe shell --timeout 5s 127.0.0.1:2181,127.0.0.1:2182 stat /a
   printf 'create /a x\nget /a\n' | giraffe shell 127.0.0.1:2181`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			sh, err := shell.New(ctx, args[0], os.Stdout, client.WithSessionTimeout(30e9))
+			opts := []client.Option{client.WithSessionTimeout(30e9)}
+			if !quiet {
+				opts = append(opts, client.WithLogger(connectionLog()))
+			}
+			connectCtx, cancel := context.WithTimeout(ctx, timeout)
+			sh, err := shell.New(connectCtx, args[0], os.Stdout, opts...)
+			cancel()
 			if err != nil {
 				return err
 			}
 			defer sh.Close()
+			sh.SetTimeout(timeout)
 			if len(args) > 1 {
 				if err := sh.Exec(ctx, strings.Join(args[1:], " ")); err != nil && err != io.EOF {
 					return cli.ErrSilent
@@ -61,6 +78,24 @@ the servers, it runs that one command.`,
 			return interactive(sh, args[0])
 		},
 	}
+	// Options end at the servers: the rest is the one-shot command's.
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait to connect, and for each command")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print connection attempts")
+	return cmd
+}
+
+// connectionLog prints the client's connection events (attempts that
+// failed, connected, disconnected) to stderr, one short line each.
+func connectionLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 }
 
 // interactive runs the shell on a terminal with line editing, history and

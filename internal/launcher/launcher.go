@@ -199,10 +199,52 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 	if err := c.save(); err != nil {
 		return nil, err
 	}
-	if err := c.WaitLeader(timeout); err != nil {
+	deadline := time.Now().Add(timeout)
+	for _, s := range c.Servers {
+		if err := c.WaitStarted(s.ID, time.Until(deadline)); err != nil {
+			return c, err
+		}
+	}
+	if err := c.WaitLeader(time.Until(deadline)); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// WaitStarted waits until server id answers on its client port. It fails,
+// with the end of the server's log, when the process exits first (a port
+// taken, a bad configuration, damaged data) or timeout passes.
+func (c *Cluster) WaitStarted(id members.ID, timeout time.Duration) error {
+	s, err := c.byID(id)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if !alive(s.PID) {
+			return fmt.Errorf("server %d exited during start-up; the end of %s:\n%s", s.ID, s.LogFile, logTail(s.LogFile, 20))
+		}
+		if _, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server %d did not open its client port %s within %v; the end of %s:\n%s",
+				s.ID, s.ClientAddr, timeout, s.LogFile, logTail(s.LogFile, 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// logTail returns the last n lines of the file at path, each indented, or
+// why it cannot be read.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	return "  " + strings.Join(lines, "\n  ")
 }
 
 // writeConfig writes s's zoo.cfg and myid.

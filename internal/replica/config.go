@@ -67,6 +67,11 @@ type Config struct {
 	// fsync of the log with the number of entries it made durable and how
 	// long it took (the server's fsync metrics). It must not block.
 	OnSync func(entries int, took time.Duration)
+	// OnStatus, when set, is called from the replica's goroutine with the
+	// previous and the new status whenever the role, the leader, the epoch
+	// or the promised epoch changes (the server's election metrics). It
+	// must not block.
+	OnStatus func(prev, cur Status)
 	// OnLeaderReceived: see HostConfig.OnLeaderReceived.
 	OnLeaderReceived func(origin gpaxos.ID, body []byte)
 	// OnLeaderAppend: see HostConfig.OnLeaderAppend. It is called from the

@@ -49,5 +49,9 @@ func (r *Replica) publishStatus() {
 	case st.Coordinator:
 		s.Role = RoleCoordinator
 	}
-	r.status.Store(&s)
+	prev := r.status.Swap(&s)
+	if f := r.cfg.OnStatus; f != nil && prev != nil && (prev.Role != s.Role || prev.Leader != s.Leader ||
+		prev.Epoch != s.Epoch || prev.HardState.Promised != s.HardState.Promised) {
+		f(*prev, s)
+	}
 }

@@ -3,6 +3,7 @@ package sessions
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -148,6 +149,13 @@ func (t *Tracker) TimeoutOf(id int64) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.timeout[id]
+}
+
+// Deadlines returns when each session expires unless touched again.
+func (t *Tracker) Deadlines() map[int64]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.deadline)
 }
 
 // Count returns the number of tracked sessions.

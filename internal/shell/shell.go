@@ -58,6 +58,10 @@ func (s *Shell) connect(ctx context.Context, servers string) error {
 	return nil
 }
 
+// SetTimeout bounds how long each later command, and each connect, waits
+// (30 s unless set).
+func (s *Shell) SetTimeout(d time.Duration) { s.timeout = d }
+
 // Close ends the session.
 func (s *Shell) Close() {
 	if s.conn != nil {

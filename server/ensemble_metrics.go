@@ -1,0 +1,134 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+	"github.com/giraffe-coord/giraffe/internal/replica"
+	"github.com/giraffe-coord/giraffe/internal/transport"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ensembleCollector exports an ensemble member's place in the protocol
+// when scraped: its role, epoch and leader, how far it has logged,
+// committed and applied, and the state of its links to the other members.
+// A standalone server exports its role alone.
+type ensembleCollector struct{ s *Server }
+
+var (
+	roleDesc = prometheus.NewDesc("giraffe_role",
+		"1 for this server's role (standalone, leader, coordinator or acceptor), 0 for the others.", []string{"role"}, nil)
+	epochDesc = prometheus.NewDesc("giraffe_epoch",
+		"The global epoch whose history this member's log follows.", nil, nil)
+	promisedDesc = prometheus.NewDesc("giraffe_promised_epoch",
+		"The highest global epoch this member promised; above giraffe_epoch while an election is under way.", nil, nil)
+	leaderDesc = prometheus.NewDesc("giraffe_leader",
+		"The id of the global leader this member follows (0: none known).", nil, nil)
+	groupDesc = prometheus.NewDesc("giraffe_group",
+		"The Group Paxos group (tree of the forest) this member belongs to.", nil, nil)
+	logZxidDesc = prometheus.NewDesc("giraffe_log_zxid",
+		"The zxid of the last entry in this member's log.", nil, nil)
+	commitZxidDesc = prometheus.NewDesc("giraffe_commit_zxid",
+		"The commit point this member knows of (the leader's, as last heard).", nil, nil)
+	applyLagDesc = prometheus.NewDesc("giraffe_apply_lag_entries",
+		"Entries this member knows committed but has not applied yet.", nil, nil)
+	peerConnectedDesc = prometheus.NewDesc("giraffe_peer_connected",
+		"1 while the outgoing link to the peer is established, else 0.", []string{"peer"}, nil)
+	peerQueuedDesc = prometheus.NewDesc("giraffe_peer_queued_messages",
+		"Messages waiting to be written to the peer.", []string{"peer"}, nil)
+	peerDroppedDesc = prometheus.NewDesc("giraffe_peer_dropped_messages_total",
+		"Messages to the peer dropped before they were written.", []string{"peer"}, nil)
+	peerConnectsDesc = prometheus.NewDesc("giraffe_peer_connects_total",
+		"Outgoing connections established to the peer.", []string{"peer"}, nil)
+)
+
+var roles = []string{"standalone", string(replica.RoleLeader), string(replica.RoleCoordinator), string(replica.RoleAcceptor)}
+
+// Describe sends every metric's description.
+func (e ensembleCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{roleDesc, epochDesc, promisedDesc, leaderDesc, groupDesc, logZxidDesc,
+		commitZxidDesc, applyLagDesc, peerConnectedDesc, peerQueuedDesc, peerDroppedDesc, peerConnectsDesc} {
+		ch <- d
+	}
+}
+
+// Collect reads the replica's status and the transport's counters.
+func (e ensembleCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	_, role := e.s.modeAndRole()
+	for _, r := range roles {
+		v := 0.0
+		if r == role {
+			v = 1
+		}
+		gauge(roleDesc, v, r)
+	}
+	rp, ok := e.s.pipe.(*replicated)
+	if !ok {
+		return
+	}
+	st := rp.rep.Status()
+	gauge(epochDesc, float64(st.Epoch))
+	gauge(promisedDesc, float64(st.HardState.Promised))
+	gauge(leaderDesc, float64(st.Leader))
+	gauge(groupDesc, float64(st.Group))
+	gauge(logZxidDesc, float64(st.Last))
+	gauge(commitZxidDesc, float64(st.Commit))
+	gauge(applyLagDesc, float64(zxidDistance(st.Applied, st.Commit)))
+	ts, ok := rp.transport.(interface{ Stats() transport.Stats })
+	if !ok {
+		return
+	}
+	for id, p := range ts.Stats().Peers {
+		peer := fmt.Sprint(id)
+		connected := 0.0
+		if p.Connected {
+			connected = 1
+		}
+		gauge(peerConnectedDesc, connected, peer)
+		gauge(peerQueuedDesc, float64(p.Queued), peer)
+		ch <- prometheus.MustNewConstMetric(peerDroppedDesc, prometheus.CounterValue, float64(p.Dropped), peer)
+		ch <- prometheus.MustNewConstMetric(peerConnectsDesc, prometheus.CounterValue, float64(p.Connects), peer)
+	}
+}
+
+// zxidDistance counts the entries after from up to to: within an epoch the
+// counters' difference; across epochs, to's counter (the entries of its
+// epoch), which is a lower bound, as the entries left of earlier epochs
+// are not known here.
+func zxidDistance(from, to gpaxos.Zxid) uint64 {
+	switch {
+	case to <= from:
+		return 0
+	case to.Epoch() == from.Epoch():
+		return uint64(to.Counter() - from.Counter())
+	}
+	return uint64(to.Counter())
+}
+
+// noteStatus counts elections from the replica's status changes (it runs
+// on the replica's goroutine, the only one to touch electingSince): one
+// begins when this member promises an epoch above the one it follows, and
+// ends when it follows a newer epoch. giraffe_elections_total counts the
+// epochs it came to follow, giraffe_election_seconds how long each took
+// from its promise.
+func (s *Server) noteStatus(prev, cur replica.Status) {
+	m := s.metrics
+	now := time.Now()
+	if cur.HardState.Promised > cur.Epoch && m.electingSince.IsZero() {
+		m.electingSince = now
+	}
+	if cur.Epoch > prev.Epoch {
+		m.elections.Inc()
+		if !m.electingSince.IsZero() {
+			m.electionSeconds.Observe(now.Sub(m.electingSince).Seconds())
+			m.electingSince = time.Time{}
+		}
+	}
+	if cur.Leader != prev.Leader {
+		m.leaderChanges.Inc()
+	}
+}
