@@ -17,8 +17,9 @@ import (
 )
 
 // This file serves the server's two HTTP ports. The metrics port is
-// read-only: Prometheus metrics on /metrics and the committed membership
-// on /membership, to GET and HEAD; anything else is refused (405). The
+// read-only: Prometheus metrics on /metrics, the committed membership on
+// /membership and the namespaces' status on /namespaces (nsstatus.go), to
+// GET and HEAD; anything else is refused (405). The
 // admin port serves package adminapi's endpoints: the membership (GET
 // /membership, POST /join and /leave; the changes themselves are made in
 // reconfig.go) and fault injection (/faults, faults.go, only with
@@ -33,6 +34,7 @@ func (s *Server) metricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", s.metrics.handler())
 	mux.HandleFunc(adminapi.PathMembership, s.membershipHandler)
+	mux.HandleFunc(adminapi.PathNamespaces, s.namespacesHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.log.Warn("metrics port: request refused", "reason", "read-only port",
