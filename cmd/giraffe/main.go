@@ -27,5 +27,6 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newElectCmd())
 	root.AddCommand(newShellCmd())
 	root.AddCommand(newHCCmd())
+	root.AddCommand(newNSCmd())
 	cli.Run(root)
 }
