@@ -11,7 +11,7 @@ ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables test-hc-long clean
+.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns test-hc-long clean
 
 all: build
 
@@ -84,6 +84,10 @@ bench-primitives: build lab
 bench-zk-tables:
 	scripts/bench-create-table.sh 8s
 	scripts/bench-barriers-table.sh
+
+## bench-ns: the namespace paper's Figures 11-14 setting (3 strong + 3 weak clients, classic-3) for each weak mode.
+bench-ns:
+	scripts/bench-ns-modes.sh 30s
 
 setup: setup-python setup-java
 
