@@ -195,6 +195,29 @@ func (c *nsClient) path(k int) string { return fmt.Sprintf("%s/bench-ns-c%d-k%d"
 func (c *nsClient) run(ctx context.Context, cfg *NSConfig, value []byte, measuring *atomic.Bool) error {
 	rng := rand.New(rand.NewSource(int64(c.index) + 1))
 	answered := make(chan struct{}, 1)
+	// Another session created the client's nodes, and a weak create is
+	// answered before every server has applied it: a sync first makes the
+	// client's server catch up with them.
+	synced := make(chan zkproto.Code, 1)
+	err := c.s.send(zkproto.OpSync, &zkproto.SyncRequest{Path: c.root}, func(code zkproto.Code, _ []byte, _ time.Time) {
+		synced <- code
+	})
+	if err == nil {
+		err = c.s.flush()
+	}
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-c.readErr:
+		return fmt.Errorf("bench: %s client %d: %w", c.class, c.index, err)
+	case code := <-synced:
+		if code != zkproto.OK {
+			return fmt.Errorf("bench: %s client %d: sync %s: %v", c.class, c.index, c.root, code)
+		}
+	}
 	for {
 		path := c.path(rng.Intn(cfg.Keys))
 		write := rng.Float64() < cfg.WriteRatio
