@@ -32,7 +32,7 @@ func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
 	byName := make(map[string]datatree.SubtreeInfo, len(subtrees))
 	var def datatree.SubtreeInfo
 	for _, sub := range subtrees {
-		if _, declared := tab.Lookup(sub.Name); declared && sub.Name != "" {
+		if _, declared := tab.Lookup(sub.Name); declared {
 			byName[sub.Name] = sub
 			continue
 		}
