@@ -28,8 +28,8 @@ type NSConfig struct {
 	// Strong and Weak are the numbers of clients of each class.
 	Strong, Weak int
 	// StrongRoot and WeakRoot are the znodes each class works under: the
-	// roots of a strong and of a weak namespace ("/1" and "/2"). They are
-	// created if missing.
+	// roots of a strong and of a weak namespace ("/1" and "/2", the
+	// paper's, when empty). They are created if missing.
 	StrongRoot, WeakRoot string
 	// WriteRatio is the fraction of requests that are writes (setData of
 	// ValueSize bytes); the others are reads (getData).
@@ -103,6 +103,12 @@ func RunNS(ctx context.Context, cfg NSConfig) (*NSResult, error) {
 	}
 	if cfg.Keys <= 0 {
 		cfg.Keys = 16
+	}
+	if cfg.StrongRoot == "" {
+		cfg.StrongRoot = "/1"
+	}
+	if cfg.WeakRoot == "" {
+		cfg.WeakRoot = "/2"
 	}
 	if len(cfg.WeakServers) == 0 {
 		cfg.WeakServers = cfg.Servers
