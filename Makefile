@@ -15,7 +15,7 @@ PORT    ?= 2181
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/giraffe-coord/giraffe/internal/buildinfo.Version=$(VERSION)
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables test-hc-long clean
+.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns test-hc-long clean
 
 all: build
 
@@ -88,6 +88,10 @@ bench-primitives: build lab
 bench-zk-tables:
 	scripts/bench-create-table.sh 8s
 	scripts/bench-barriers-table.sh
+
+## bench-ns: the namespace paper's Figures 11-14 setting (3 strong + 3 weak clients, classic-3) for each weak mode.
+bench-ns:
+	scripts/bench-ns-modes.sh 30s
 
 setup: setup-python setup-java
 

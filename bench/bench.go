@@ -89,22 +89,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("bench: unknown workload %q", cfg.Workload)
 	}
-	sessions := make([]*session, cfg.Sessions)
-	for i := range sessions {
-		s, err := dial(cfg.Servers[i%len(cfg.Servers)], 30*time.Second, cfg.Outstanding)
-		if err != nil {
-			for _, o := range sessions[:i] {
-				o.close()
-			}
-			return nil, err
-		}
-		sessions[i] = s
+	sessions, err := dialAll(cfg.Servers, cfg.Sessions, cfg.Outstanding)
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, s := range sessions {
-			s.close()
-		}
-	}()
+	defer closeAll(sessions)
 	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize)}
 	rand.New(rand.NewSource(1)).Read(r.value)
 	if err := r.prepare(sessions[0]); err != nil {
@@ -137,12 +126,48 @@ func (r *runner) prepare(s *session) error {
 			}
 		}
 	}
+	_, err := createNodes(s, paths, r.value)
+	return err
+}
+
+// dialAll opens n sessions, spread over servers in turn.
+func dialAll(servers []string, n, outstanding int) ([]*session, error) {
+	sessions := make([]*session, n)
+	for i := range sessions {
+		s, err := dial(servers[i%len(servers)], 30*time.Second, outstanding)
+		if err != nil {
+			closeAll(sessions[:i])
+			return nil, err
+		}
+		sessions[i] = s
+	}
+	return sessions, nil
+}
+
+// closeAll closes every session.
+func closeAll(sessions []*session) {
+	for _, s := range sessions {
+		s.close()
+	}
+}
+
+// createNodes creates paths, parents first, with data value through s
+// (NODEEXISTS is fine), starting s's reader, which keeps running: s is
+// reused afterwards, and the returned channel gets the reader's error.
+func createNodes(s *session, paths []string, value []byte) (<-chan error, error) {
 	errc := make(chan error, len(paths))
 	go func() { errc <- s.readLoop() }()
 	var wg sync.WaitGroup
 	for _, p := range paths {
+		if len(s.pend) == cap(s.pend) {
+			// The session holds no more pending requests: send those
+			// buffered, so that replies make room.
+			if err := s.flush(); err != nil {
+				return nil, err
+			}
+		}
 		wg.Add(1)
-		err := s.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, Data: r.value, ACL: zkproto.OpenACLUnsafe},
+		err := s.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: p, Data: value, ACL: zkproto.OpenACLUnsafe},
 			func(code zkproto.Code, _ []byte, _ time.Time) {
 				if code != zkproto.OK && code != zkproto.ErrNodeExists {
 					errc <- fmt.Errorf("bench: creating %s: %v", p, code)
@@ -150,32 +175,62 @@ func (r *runner) prepare(s *session) error {
 				wg.Done()
 			})
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := s.flush(); err != nil {
-		return err
+		return nil, err
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case err := <-errc:
-		return err
+		return nil, err
 	case <-time.After(60 * time.Second):
-		return errors.New("bench: timed out creating the benchmark nodes")
+		return nil, errors.New("bench: timed out creating the benchmark nodes")
 	}
 	select {
 	case err := <-errc:
-		return err
+		return nil, err
 	default:
 	}
-	// The prepare session's reader keeps running; the session is reused.
-	return nil
+	return errc, nil
+}
+
+// newHistogram returns an empty histogram of latencies in microseconds,
+// from 1 µs to a minute, to 3 significant digits.
+func newHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+}
+
+// latenciesOf summarizes a histogram of microseconds in milliseconds.
+func latenciesOf(h *hdrhistogram.Histogram) Latencies {
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Latencies{Mean: h.Mean() / 1000, P50: ms(h.ValueAtQuantile(50)),
+		P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)),
+		P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
+}
+
+// measureWindow lets the load run for warmup, then sets measuring for
+// duration (or until ctx ends), and returns how long it was set.
+func measureWindow(ctx context.Context, warmup, duration time.Duration, measuring *atomic.Bool) time.Duration {
+	select {
+	case <-time.After(warmup):
+	case <-ctx.Done():
+	}
+	measuring.Store(true)
+	start := time.Now()
+	select {
+	case <-time.After(duration):
+	case <-ctx.Done():
+	}
+	measuring.Store(false)
+	return time.Since(start)
 }
 
 func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) {
-	r.hist = hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	r.hist = newHistogram()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -197,22 +252,9 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		}(i, s)
 	}
 	stopProgress := r.progress(ctx)
-	select {
-	case <-time.After(r.cfg.Warmup):
-	case <-ctx.Done():
-	}
-	r.measuring.Store(true)
-	start := time.Now()
-	select {
-	case <-time.After(r.cfg.Duration):
-	case <-ctx.Done():
-	}
-	r.measuring.Store(false)
-	elapsed := time.Since(start)
+	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring)
 	cancel()
-	for _, s := range sessions {
-		s.close()
-	}
+	closeAll(sessions)
 	wg.Wait()
 	stopProgress()
 	select {
@@ -227,10 +269,7 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		res.Outstanding = 1
 	}
 	res.ThroughputOps = float64(res.Ops) / elapsed.Seconds()
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	res.Latency = Latencies{Mean: r.hist.Mean() / 1000, P50: ms(r.hist.ValueAtQuantile(50)),
-		P90: ms(r.hist.ValueAtQuantile(90)), P99: ms(r.hist.ValueAtQuantile(99)),
-		P999: ms(r.hist.ValueAtQuantile(99.9)), Max: ms(r.hist.Max())}
+	res.Latency = latenciesOf(r.hist)
 	return res, nil
 }
 
@@ -256,7 +295,7 @@ func (r *runner) mergeHist(local *hdrhistogram.Histogram) {
 
 // pipelined keeps cfg.Outstanding requests in flight on one session.
 func (r *runner) pipelined(ctx context.Context, i int, s *session, readerRunning bool) error {
-	local := hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	local := newHistogram()
 	defer r.mergeHist(local)
 	tokens := make(chan struct{}, r.cfg.Outstanding)
 	for j := 0; j < r.cfg.Outstanding; j++ {
@@ -311,7 +350,7 @@ func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Co
 // createWorker is one worker of the ZooKeeper paper's create benchmark: it
 // creates a node, waits for the reply, then deletes it without waiting.
 func (r *runner) createWorker(ctx context.Context, i int, s *session, readerRunning bool) error {
-	local := hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	local := newHistogram()
 	defer r.mergeHist(local)
 	readErr := make(chan error, 1)
 	if !readerRunning {

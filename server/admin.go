@@ -18,8 +18,9 @@ import (
 
 // This file serves the server's two HTTP ports. The metrics port is
 // read-only: Prometheus metrics on /metrics, the committed membership on
-// /membership and ZooKeeper's AdminServer commands that only read
-// (commands.go), to GET and HEAD; anything else is refused (405). The
+// /membership, ZooKeeper's AdminServer commands that only read
+// (commands.go) and the namespaces' status on /namespaces (nsstatus.go),
+// to GET and HEAD; anything else is refused (405). The
 // admin port serves package adminapi's endpoints: the membership (GET
 // /membership, POST /join and /leave; the changes themselves are made in
 // reconfig.go) and fault injection (/faults, faults.go, only with
@@ -35,6 +36,7 @@ func (s *Server) metricsHandler() http.Handler {
 	mux.Handle("/metrics", s.metrics.handler())
 	mux.HandleFunc(adminapi.PathMembership, s.membershipHandler)
 	s.handleCommands(mux, false)
+	mux.HandleFunc(adminapi.PathNamespaces, s.namespacesHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.log.Warn("metrics port: request refused", "reason", "read-only port",

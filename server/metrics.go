@@ -38,6 +38,7 @@ type metrics struct {
 
 	// Weak namespaces (weak.go).
 	weakEarly    prometheus.Counter
+	weakEarlyNS  *prometheus.CounterVec // weakEarly by namespace root
 	weakMismatch prometheus.Counter
 	weakLost     prometheus.Counter
 }
@@ -98,6 +99,10 @@ func newMetrics() *metrics {
 			Name: "giraffe_weak_early_replies_total",
 			Help: "Weak writes answered once ordered, before they were durable on a quorum and applied.",
 		}),
+		weakEarlyNS: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "giraffe_namespace_weak_early_replies_total",
+			Help: "Weak writes answered once ordered, by namespace root (giraffe_weak_early_replies_total is their sum).",
+		}, []string{"ns"}),
 		weakMismatch: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_weak_mismatch_total",
 			Help: "Weak writes answered early with another result than the one they had once applied (must stay 0).",
@@ -110,7 +115,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.requests, m.requestSeconds, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
 		m.elections, m.electionSeconds, m.leaderChanges,
-		m.weakEarly, m.weakMismatch, m.weakLost,
+		m.weakEarly, m.weakEarlyNS, m.weakMismatch, m.weakLost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -164,6 +169,7 @@ func (m *metrics) register(s *Server) {
 				defer s.watchMu.Unlock()
 				return float64(s.watches.Count())
 			}),
+		newNamespaceCollector(s),
 	)
 }
 

@@ -132,7 +132,7 @@ func isWrite(op zkproto.OpCode) bool {
 func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 	s := c.s
 	op, bad := s.toOp(h.Op, req)
-	_, weak, mixedAt := writeNamespace(s.cfg.Namespaces, &op)
+	ns, weak, mixedAt := writeNamespace(s.cfg.Namespaces, &op)
 	if bad == nil && mixedAt >= 0 {
 		bad = s.refuseMixed(&op, mixedAt, c.sessionID())
 	}
@@ -163,6 +163,7 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 			c.order.early(pr, func() {
 				c.reply(h.Xid, zxid, code, body)
 				s.metrics.weakEarly.Inc()
+				s.metrics.weakEarlyNS.WithLabelValues(ns.Root()).Inc()
 				s.observeRequest(h.Op, time.Since(start))
 			})
 		}

@@ -31,8 +31,9 @@
 //     snapshots, recovery);
 //   - replicated.go, owners.go, peers.go, peers_tcp.go: the ensemble
 //     orderer (Group Paxos, session owners, the peer transport);
-//   - namespaces.go, weak.go, weak_ensemble.go: namespaces, and weak
-//     writes answered once ordered (standalone and in an ensemble);
+//   - namespaces.go, weak.go, weak_ensemble.go, nsstatus.go: namespaces,
+//     weak writes answered once ordered (standalone and in an ensemble),
+//     and each namespace's status;
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
 //   - admin.go, commands.go, faults.go, metrics.go, ensemble_metrics.go,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -77,7 +78,7 @@ The run warms up for --warmup, then measures for --duration.`,
 	f.StringVar(&cfg.Root, "root", "/giraffe-bench", "znode under which the benchmark works")
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	f.BoolVar(&quiet, "quiet", false, "no live progress line")
-	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd())
+	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd(), newBenchNSCmd())
 	return cmd
 }
 
@@ -135,4 +136,93 @@ successful writes from the kill on.`,
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	cmd.MarkFlagRequired("kill-cmd")
 	return cmd
+}
+
+// newBenchNSCmd returns `giraffe bench ns`: strong and weak clients side
+// by side, each in its namespace, as in Performance and Reliability
+// Isolation in ZooKeeper.
+func newBenchNSCmd() *cobra.Command {
+	cfg := bench.NSConfig{}
+	var (
+		servers, weakServers, cdfFile string
+		jsonOut                       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ns",
+		Short: "Strong and weak clients side by side, each in its namespace",
+		Long: `ns runs --strong clients under --strong-root (a strong namespace's root) and
+--weak clients under --weak-root (a weak namespace's), side by side. Each
+client is one session with one request outstanding: a setData of
+--value-size bytes with probability --write-ratio, else a getData, on one of
+its --keys nodes. The run warms up for --warmup, then measures for
+--duration, and reports per class the mean, p50, p90, p99 and p99.9 latency
+of writes and of reads; --cdf writes their distributions as CSV
+(class,op,latency_ms,cdf). With --weak-servers the weak clients use other
+servers (two ensembles side by side, for comparison).`,
+		Example: `  giraffe bench ns --servers 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183 \
+      --strong 3 --weak 3 --write-ratio 0.5 --duration 30s --json --cdf ns.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Servers = strings.Split(servers, ",")
+			if weakServers != "" {
+				cfg.WeakServers = strings.Split(weakServers, ",")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			res, err := bench.RunNS(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			if cdfFile != "" {
+				if err := writeFileWith(cdfFile, res.WriteCDF); err != nil {
+					return err
+				}
+			}
+			if jsonOut {
+				return json.NewEncoder(os.Stdout).Encode(res)
+			}
+			fmt.Printf("%.0f%% writes, %.1fs measured\n", 100*res.WriteRatio, res.Seconds)
+			for _, c := range []struct {
+				name string
+				r    bench.ClassResult
+			}{{"strong", res.Strong}, {"weak", res.Weak}} {
+				r := c.r
+				fmt.Printf("%-6s %d clients under %s: %d ops (%d writes, %d reads), %d errors\n",
+					c.name, r.Clients, r.Root, r.Ops, r.Writes, r.Reads, r.Errors)
+				fmt.Printf("  write ms  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f\n",
+					r.WriteMeanMs, r.WriteP50Ms, r.WriteP90Ms, r.WriteP99Ms, r.WriteP999Ms)
+				fmt.Printf("  read ms   mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f\n",
+					r.ReadMeanMs, r.ReadP50Ms, r.ReadP90Ms, r.ReadP99Ms, r.ReadP999Ms)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&servers, "servers", "127.0.0.1:2181", "comma-separated host:port list; clients are spread over it")
+	f.StringVar(&weakServers, "weak-servers", "", "servers of the weak clients, if not --servers")
+	f.IntVar(&cfg.Strong, "strong", 3, "strong clients")
+	f.IntVar(&cfg.Weak, "weak", 3, "weak clients")
+	f.StringVar(&cfg.StrongRoot, "strong-root", "/1", "root of the strong namespace")
+	f.StringVar(&cfg.WeakRoot, "weak-root", "/2", "root of the weak namespace")
+	f.Float64Var(&cfg.WriteRatio, "write-ratio", 0.5, "fraction of requests that are writes (0 to 1)")
+	f.IntVar(&cfg.ValueSize, "value-size", 1024, "bytes written per write")
+	f.IntVar(&cfg.Keys, "keys", 16, "nodes per client")
+	f.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "load before measuring")
+	f.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
+	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
+	f.StringVar(&cdfFile, "cdf", "", "write the latency distributions to this CSV file")
+	return cmd
+}
+
+// writeFileWith creates path and fills it with write.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -30,5 +30,6 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newShellCmd())
 	root.AddCommand(newHCCmd())
 	root.AddCommand(newVersionCmd())
+	root.AddCommand(newNSCmd())
 	cli.Run(root)
 }

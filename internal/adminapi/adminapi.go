@@ -13,7 +13,8 @@
 // without it, or with another, is answered 401. /faults exists only on
 // servers started with fault injection (404 otherwise). A server's metrics
 // port serves GET /membership too, without a token: the membership is no
-// secret (clients read it in /zookeeper/config).
+// secret (clients read it in /zookeeper/config), and GET /namespaces,
+// each namespace's status (NamespacesStatus).
 //
 // Joins and departures are ordered by the global leader; another member
 // answers 421 Misdirected Request with NotLeader, naming the leader's

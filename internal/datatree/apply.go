@@ -14,6 +14,14 @@ import (
 // come from a session in the table, or it fails with SESSIONEXPIRED.
 func (t *Tree) Apply(e *txn.Entry) (txn.Result, []Trigger) {
 	t.lastZxid = e.Zxid
+	res, trig := t.apply(e)
+	// Only a failed multi can have changed nodes and changed them back.
+	t.settle(e.Zxid, e.Op.Kind != txn.KindMulti || res.Err == zkproto.OK)
+	return res, trig
+}
+
+// apply dispatches e to the function that applies its kind.
+func (t *Tree) apply(e *txn.Entry) (txn.Result, []Trigger) {
 	switch e.Op.Kind {
 	case txn.KindCreate, txn.KindDelete, txn.KindSetData, txn.KindSetACL, txn.KindCheck:
 		return t.applyOp(e, &e.Op, nil)

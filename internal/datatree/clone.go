@@ -28,6 +28,10 @@ func (t *Tree) CloneSubtrees(roots []string) *Tree {
 		}
 		c.cloneSubtree(p, c.nodes[rootPath], p[1:], n)
 	}
+	for name, s := range c.tops {
+		s.lastZxid = t.tops[name].lastZxid
+	}
+	c.settle(0, false)
 	for id, s := range t.sessions {
 		cp := *s
 		c.sessions[id] = &cp

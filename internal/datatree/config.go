@@ -8,6 +8,7 @@ package datatree
 // state and of snapshots.
 func (t *Tree) SetConfig(data []byte, zxid, now int64) Trigger {
 	trig := t.changeData(configPath, t.nodes[configPath], data, zxid, now)
+	t.settle(zxid, true)
 	if zxid > t.lastZxid {
 		t.lastZxid = zxid
 	}

@@ -206,6 +206,40 @@ func checkInvariants(t testing.TB, tr *Tree) {
 	if len(tr.undo) != 0 || tr.logging {
 		t.Fatalf("undo log left behind")
 	}
+	checkSubtrees(t, tr)
+}
+
+// checkSubtrees recomputes every top-level subtree's account from the
+// nodes: each node points at the account of its top-level name, whose
+// digest and count are its nodes', and the accounts and the sessions add
+// up to the tree digest.
+func checkSubtrees(t testing.TB, tr *Tree) {
+	t.Helper()
+	digests, counts := map[string]uint64{}, map[string]int{}
+	for path, n := range tr.nodes {
+		name := topName(path)
+		if n.top == nil || n.top.name != name || tr.tops[name] != n.top {
+			t.Fatalf("%q: not accounted in subtree %q", path, name)
+		}
+		digests[name] += n.digest
+		counts[name]++
+	}
+	sum := uint64(0)
+	for name, s := range tr.tops {
+		if s.digest != digests[name] || s.nodes != counts[name] || s.nodes == 0 {
+			t.Fatalf("subtree %q: digest %#x, %d nodes; recomputed %#x, %d", name, s.digest, s.nodes, digests[name], counts[name])
+		}
+		if s.lastZxid > tr.lastZxid {
+			t.Fatalf("subtree %q: last zxid %#x after the tree's %#x", name, s.lastZxid, tr.lastZxid)
+		}
+		sum += s.digest
+	}
+	for _, s := range tr.sessions {
+		sum += s.digest
+	}
+	if sum != tr.digest || len(tr.touched) != 0 {
+		t.Fatalf("subtree digests and sessions add up to %#x, tree digest %#x; %d touched left", sum, tr.digest, len(tr.touched))
+	}
 }
 
 // dump renders every node and session (with super rights) and the counters,

@@ -28,6 +28,10 @@ type undoRecord struct {
 func (t *Tree) addNode(path string, parent *node, name string, n *node, acl *aclSet) {
 	n.acl = acl
 	n.digest = nodeDigest(&n.nodeState)
+	n.top = t.subtreeOf(path)
+	n.top.digest += n.digest
+	n.top.nodes++
+	t.touch(n.top)
 	t.nodes[path] = n
 	if parent != nil {
 		if parent.children == nil {
@@ -56,6 +60,9 @@ func (t *Tree) removeNode(path string, parent *node, name string, n *node) {
 	t.acls.release(n.acl)
 	t.dataSize -= int64(len(path) + len(n.data))
 	t.digest -= n.digest
+	n.top.digest -= n.digest
+	n.top.nodes--
+	t.touch(n.top)
 	if t.logging {
 		t.undo = append(t.undo, undoRecord{kind: undoRemove, n: n, path: path, parent: parent, name: name})
 	}
@@ -106,12 +113,15 @@ func (t *Tree) beginChange(n *node) {
 		t.undo = append(t.undo, undoRecord{kind: undoState, n: n, state: n.nodeState})
 	}
 	t.digest -= n.digest
+	n.top.digest -= n.digest
 	t.dataSize -= int64(len(n.data))
 }
 
 func (t *Tree) endChange(n *node) {
 	n.digest = nodeDigest(&n.nodeState)
 	t.digest += n.digest
+	n.top.digest += n.digest
+	t.touch(n.top)
 	t.dataSize += int64(len(n.data))
 }
 
@@ -125,6 +135,7 @@ func (t *Tree) rollback() {
 		switch u.kind {
 		case undoState:
 			t.digest -= u.n.digest
+			u.n.top.digest -= u.n.digest
 			t.dataSize -= int64(len(u.n.data))
 			// Keep the current ACL set: the list cannot have changed in a
 			// multi, but undoRemove may have re-acquired it as a new set.
@@ -132,6 +143,7 @@ func (t *Tree) rollback() {
 			u.n.nodeState = u.state
 			u.n.acl = acl
 			t.digest += u.n.digest
+			u.n.top.digest += u.n.digest
 			t.dataSize += int64(len(u.n.data))
 		case undoAdd:
 			t.removeNode(u.path, u.parent, u.name, u.n)

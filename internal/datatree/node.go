@@ -10,6 +10,9 @@ import (
 type node struct {
 	nodeState
 	children map[string]*node
+	// top is the account of the top-level subtree the node is in
+	// (subtree.go).
+	top *subtree
 }
 
 // nodeState is everything about a node that an op may change, apart from its

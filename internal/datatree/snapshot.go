@@ -301,6 +301,12 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 	if t.digest != digest {
 		return nil, fmt.Errorf("%w: digest %#x, header says %#x", ErrBadSnapshot, t.digest, digest)
 	}
+	// The snapshot does not say when each subtree last changed: its zxid
+	// bounds it (subtree.go).
+	for _, s := range t.tops {
+		s.lastZxid = lastZxid
+	}
+	t.settle(lastZxid, false)
 	return t, nil
 }
 

@@ -48,6 +48,12 @@ type Tree struct {
 	dataSize       int64 // sum of len(path)+len(data) over all nodes
 	ephemeralCount int
 
+	// tops accounts for each top-level subtree, by name ("" for "/"
+	// alone); touched lists those the entry being applied changed
+	// (subtree.go).
+	tops    map[string]*subtree
+	touched []*subtree
+
 	// undo is the rollback log of the multi being applied; logging says
 	// whether changes are being recorded in it.
 	undo    []undoRecord
@@ -70,6 +76,7 @@ func New() *Tree {
 	cfg := &node{}
 	cfg.aversion = -1
 	t.insert(configPath, proc, "config", cfg, zkproto.ReadACLUnsafe)
+	t.settle(0, true)
 	return t
 }
 
@@ -81,6 +88,7 @@ func newEmpty() *Tree {
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
+		tops:       make(map[string]*subtree),
 	}
 }
 

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/datatree"
+	"github.com/giraffe-coord/giraffe/internal/nsmap"
+)
+
+// This file reports each namespace's state: on the metrics port as JSON
+// (adminapi.PathNamespaces, which `giraffe ns status` reads) and as
+// Prometheus gauges labelled with the namespace's root. A namespace's
+// digest, node count and last zxid are its subtree's (datatree's
+// SubtreeInfo); the default namespace's are those of "/" and of every
+// top-level subtree no namespace declares, summed (the last zxid: the
+// largest).
+
+// namespacesStatus reads every namespace's status at one applied zxid.
+func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
+	tab := s.cfg.Namespaces
+	s.treeMu.RLock()
+	applied := s.tree.LastZxid()
+	subtrees := s.tree.Subtrees()
+	s.treeMu.RUnlock()
+
+	st := adminapi.NamespacesStatus{ID: s.cfg.ServerID, AppliedZxid: applied}
+	byName := make(map[string]datatree.SubtreeInfo, len(subtrees))
+	var def datatree.SubtreeInfo
+	for _, sub := range subtrees {
+		if _, declared := tab.Lookup(sub.Name); declared {
+			byName[sub.Name] = sub
+			continue
+		}
+		def.Digest += sub.Digest
+		def.Nodes += sub.Nodes
+		def.LastZxid = max(def.LastZxid, sub.LastZxid)
+	}
+	for _, ns := range append(tab.Namespaces(), nsmap.Default) {
+		sub := def
+		if ns.Name != "" {
+			sub = byName[ns.Name] // a root not created yet accounts for nothing
+		}
+		st.Namespaces = append(st.Namespaces, adminapi.NamespaceStatus{
+			Name: ns.Name, Root: ns.Root(), Level: ns.Level.String(), State: adminapi.StateHealthy,
+			LastZxid: sub.LastZxid, Nodes: sub.Nodes, Digest: fmt.Sprintf("%016x", sub.Digest)})
+	}
+	return st
+}
+
+// namespacesHandler serves GET adminapi.PathNamespaces.
+func (s *Server) namespacesHandler(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(s.namespacesStatus())
+}
+
+// namespaceCollector exports the namespaces' gauges, read from the tree
+// when scraped.
+type namespaceCollector struct {
+	s                *Server
+	lastZxid, znodes *prometheus.Desc
+}
+
+func newNamespaceCollector(s *Server) *namespaceCollector {
+	return &namespaceCollector{s: s,
+		lastZxid: prometheus.NewDesc("giraffe_namespace_last_zxid",
+			"Last applied zxid that changed the namespace.", []string{"ns"}, nil),
+		znodes: prometheus.NewDesc("giraffe_namespace_znodes",
+			"Znodes in the namespace, its root included.", []string{"ns"}, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *namespaceCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.lastZxid
+	ch <- c.znodes
+}
+
+// Collect implements prometheus.Collector.
+func (c *namespaceCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, ns := range c.s.namespacesStatus().Namespaces {
+		ch <- prometheus.MustNewConstMetric(c.lastZxid, prometheus.GaugeValue, float64(ns.LastZxid), ns.Root)
+		ch <- prometheus.MustNewConstMetric(c.znodes, prometheus.GaugeValue, float64(ns.Nodes), ns.Root)
+	}
+}
