@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +46,7 @@ func configVersion(t *testing.T, cl *zk.Conn) (int64, string) {
 // the servers want.
 func waitMembers(t *testing.T, c *launcher.Cluster, id members.ID, want ...members.ID) {
 	t.Helper()
+	slices.Sort(want)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		m, err := c.Membership(id)
@@ -123,11 +125,7 @@ func TestZKReconfig(t *testing.T) {
 	if _, err := cl.IncrementalReconfig(strings.Split(learner.ReconfigSpec(), ","), nil, v1); err != nil {
 		t.Fatalf("reconfig -add %s: %v", learner.ReconfigSpec(), err)
 	}
-	want := []members.ID{leader, via.ID, learner.ID}
-	if leader > via.ID {
-		want = []members.ID{via.ID, leader, learner.ID}
-	}
-	waitMembers(t, c, learner.ID, want...)
+	waitMembers(t, c, learner.ID, leader, via.ID, learner.ID)
 	_, cfg = configVersion(t, cl)
 	if !strings.Contains(cfg, fmt.Sprintf("server.%d=", learner.ID)) || !strings.Contains(cfg, "giraffe.admin."+fmt.Sprint(learner.ID)) {
 		t.Fatalf("the configuration lacks server %d:\n%s", learner.ID, cfg)
