@@ -134,6 +134,9 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 	if bad == nil && mixedAt >= 0 {
 		bad = s.refuseMixed(&op, mixedAt, c.sessionID())
 	}
+	if bad == nil {
+		bad = s.checkQuota(&op)
+	}
 	if bad != nil {
 		// Refused before ordering: nothing changes, so no entry is logged.
 		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), bad.code, bad.multi) })

@@ -100,6 +100,8 @@ func (c *Config) set(key, val string) (bool, error) {
 		c.SuperDigest = val
 	case "zookeeper.extendedTypesEnabled", "extendedTypesEnabled":
 		c.ExtendedTypes, err = strconv.ParseBool(val)
+	case "enforceQuota", "zookeeper.enforceQuota":
+		c.EnforceQuota, err = strconv.ParseBool(val)
 	case "reconfigEnabled":
 		c.ReconfigEnabled, err = strconv.ParseBool(val)
 	case "skipACL", "zookeeper.skipACL":

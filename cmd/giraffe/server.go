@@ -43,7 +43,7 @@ Settings come from --config (Giraffe's own file or an existing ZooKeeper
 zoo.cfg: dataDir, dataLogDir, clientPort, clientPortAddress, tickTime,
 minSessionTimeout, maxSessionTimeout, maxClientCnxns, 4lw.commands.whitelist,
 jute.maxbuffer, snapCount, autopurge.*, superDigest, extendedTypesEnabled,
-reconfigEnabled, skipACL (reconfig only), forceSync, metricsPort, the TLS keys secureClientPort, secureClientPortAddress,
+reconfigEnabled, skipACL (reconfig only), enforceQuota, forceSync, metricsPort, the TLS keys secureClientPort, secureClientPortAddress,
 ssl.*, sslQuorum and ssl.quorum.* (PEM stores; docs/security.md), and
 Giraffe's giraffe.* keys), then from the flags, which win.
 
