@@ -118,35 +118,33 @@ func (c *conn) reconfig(xid zkproto.Xid, r *zkproto.ReconfigRequest) {
 // askReconfig has the leader make req: this server when it leads,
 // otherwise the leader through its admin port.
 func (s *Server) askReconfig(ctx context.Context, req adminapi.ReconfigRequest) adminapi.ReconfigAnswer {
-	for {
-		ans, notLeader := s.reconfigure(ctx, req)
-		if !notLeader {
-			return ans
-		}
-		if s.cfg.adminToken == "" {
-			return adminapi.ReconfigAnswer{Code: int32(zkproto.ErrSystemError),
-				Error: "this member does not lead and has no admin token (giraffe.adminTokenFile) to ask the leader"}
-		}
-		var admins []string
-		if a, ok := s.leaderAdmin(); ok {
-			admins = append(admins, a)
-		}
-		m, _, _ := s.membership.get()
-		for _, x := range m.Members {
-			if x.Admin != "" && x.ID != s.cfg.ServerID {
-				admins = append(admins, x.Admin)
-			}
-		}
-		if len(admins) == 0 {
-			return adminapi.ReconfigAnswer{Code: int32(zkproto.ErrSystemError), Error: "no member's admin address is known"}
-		}
-		ans, err := adminapi.Client{Token: s.cfg.adminToken}.Reconfig(ctx, admins, req)
-		if err != nil {
-			// The leader may have taken the change: its outcome is unknown.
-			return adminapi.ReconfigAnswer{Code: int32(reconfigAnswerUnknown), Error: err.Error()}
-		}
+	ans, notLeader := s.reconfigure(ctx, req)
+	if !notLeader {
 		return ans
 	}
+	if s.cfg.adminToken == "" {
+		return adminapi.ReconfigAnswer{Code: int32(zkproto.ErrSystemError),
+			Error: "this member does not lead and has no admin token (giraffe.adminTokenFile) to ask the leader"}
+	}
+	var admins []string
+	if a, ok := s.leaderAdmin(); ok {
+		admins = append(admins, a)
+	}
+	m, _, _ := s.membership.get()
+	for _, x := range m.Members {
+		if x.Admin != "" && x.ID != s.cfg.ServerID {
+			admins = append(admins, x.Admin)
+		}
+	}
+	if len(admins) == 0 {
+		return adminapi.ReconfigAnswer{Code: int32(zkproto.ErrSystemError), Error: "no member's admin address is known"}
+	}
+	ans, err := adminapi.Client{Token: s.cfg.adminToken}.Reconfig(ctx, admins, req)
+	if err != nil {
+		// The leader may have taken the change: its outcome is unknown.
+		return adminapi.ReconfigAnswer{Code: int32(reconfigAnswerUnknown), Error: err.Error()}
+	}
+	return ans
 }
 
 // reconfigure makes req if this server leads; notLeader says it does not
