@@ -57,6 +57,7 @@ func (s *Server) adminHandler() http.Handler {
 	mux.HandleFunc(adminapi.PathJoin, s.joinHandler)
 	mux.HandleFunc(adminapi.PathLeave, s.leaveHandler)
 	s.handleCommands(mux, true)
+	mux.HandleFunc(adminapi.PathReconfig, s.reconfigHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := adminapi.CheckToken(r, s.cfg.adminToken); err != nil {
 			s.log.Warn("admin port: request refused", "reason", err.Error(),

@@ -87,6 +87,18 @@ type Config struct {
 	// SuperDigest is "super:<base64 sha1>" as produced by DigestID; a
 	// client that adds the matching digest auth bypasses every ACL.
 	SuperDigest string
+	// ReconfigEnabled lets clients change the membership with
+	// ZooKeeper's reconfig (reconfigEnabled; off by default, as in
+	// ZooKeeper, when it answers RECONFIGDISABLED).
+	ReconfigEnabled bool
+	// SkipACL skips the authorization of reconfig (zookeeper.skipACL=yes).
+	// Giraffe reads it for reconfig only: every other ACL is still checked.
+	SkipACL bool
+	// EnforceQuota refuses, with QUOTAEXCEEDED, the writes that would
+	// exceed a hard quota and logs those exceeding a soft one
+	// (zookeeper.enforceQuota; off by default, as in ZooKeeper, when
+	// quotas are only counted).
+	EnforceQuota bool
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
 	ExtendedTypes bool
 	// SnapCount is the number of log entries between snapshots.

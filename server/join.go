@@ -32,6 +32,12 @@ type Join struct {
 	// presents the ensemble's token to join, and the ensemble forwards
 	// changes to its admin port when it leads.
 	PeerPort int
+	// AwaitReconfig starts the server as a learner with the configuration
+	// the join would make, without asking for the change: a client's
+	// ZooKeeper reconfig -add makes it (ZooKeeper's way of adding a
+	// server that already runs). The server logs the server string to
+	// add and marks its join done once the change has committed.
+	AwaitReconfig bool
 }
 
 // joinTimeout bounds each of a join's two requests to the ensemble.
@@ -79,6 +85,10 @@ func StartJoining(ctx context.Context, cfg Config, j Join, logger *slog.Logger) 
 		return nil, err
 	}
 	if !rec.Pending {
+		return s, nil
+	}
+	if j.AwaitReconfig {
+		s.awaitReconfig(rec)
 		return s, nil
 	}
 	if err := finishJoin(ctx, cfg.DataDir, rec, admin, j.Admin); err != nil {
@@ -161,6 +171,59 @@ func finishJoin(ctx context.Context, dataDir string, rec adminapi.JoinRecord, cl
 	}
 	rec.Pending = false
 	return adminapi.SaveJoinRecord(dataDir, rec)
+}
+
+// awaitReconfig logs the reconfig that adds this server, a learner of
+// the ensemble rec records, and marks the record done once that change
+// has committed.
+func (s *Server) awaitReconfig(rec adminapi.JoinRecord) {
+	var self members.Member
+	for _, m := range rec.Members {
+		if m.ID == rec.ID {
+			self = m.Member
+		}
+	}
+	host, port, _ := net.SplitHostPort(self.Peer)
+	spec := fmt.Sprintf("server.%d=%s:%s:%s:participant;%s", self.ID, host, port, port, self.Client)
+	if self.Admin != "" {
+		spec += fmt.Sprintf(",giraffe.admin.%d=%s", self.ID, self.Admin)
+	}
+	s.log.Info("waiting for a reconfig that adds this server", "id", rec.ID, "reconfig", "reconfig -add "+spec)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			_, _, changed := s.membership.get()
+			if s.inCommittedConfig(rec.ID) {
+				rec.Pending = false
+				if err := adminapi.SaveJoinRecord(s.cfg.DataDir, rec); err != nil {
+					s.log.Error("recording the join", "err", err)
+				}
+				s.log.Info("joined the ensemble", "id", rec.ID)
+				return
+			}
+			select {
+			case <-changed:
+			case <-s.done:
+				return
+			}
+		}
+	}()
+}
+
+// inCommittedConfig reports whether the replicated /zookeeper/config
+// lists server id: a learner starts with a membership that names it
+// before the change that adds it has committed.
+func (s *Server) inCommittedConfig(id ID) bool {
+	s.treeMu.RLock()
+	data := s.tree.Config()
+	s.treeMu.RUnlock()
+	m, err := members.Decode(data)
+	if err != nil {
+		return false
+	}
+	_, ok := m.Member(id)
+	return ok
 }
 
 // joinedEnsemble returns the ensemble configuration a server that joined

@@ -49,11 +49,6 @@ func (c *conn) handle(frame []byte) string {
 	case zkproto.OpWhoAmI:
 		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), zkproto.OK, c.whoAmI()) })
 		return ""
-	case zkproto.OpReconfig:
-		// Dynamic reconfiguration of a standalone server is not supported;
-		// ZooKeeper answers the same when reconfigEnabled is false.
-		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), zkproto.ErrReconfigDisabled, nil) })
-		return ""
 	case zkproto.OpSASL:
 		// No SASL provider is configured: digest auth (op 100) is the way in.
 		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), zkproto.ErrUnimplemented, nil) })
@@ -78,6 +73,9 @@ func (c *conn) handle(frame []byte) string {
 		return ""
 	}
 	switch r := req.(type) {
+	case *zkproto.ReconfigRequest:
+		c.reconfig(h.Xid, r)
+		return ""
 	case *zkproto.AuthPacket:
 		return c.auth(h.Xid, r)
 	case *zkproto.SetWatches:
@@ -135,6 +133,9 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 	ns, weak, mixedAt := writeNamespace(s.cfg.Namespaces, &op)
 	if bad == nil && mixedAt >= 0 {
 		bad = s.refuseMixed(&op, mixedAt, c.sessionID())
+	}
+	if bad == nil {
+		bad = s.checkQuota(&op)
 	}
 	if bad != nil {
 		// Refused before ordering: nothing changes, so no entry is logged.

@@ -90,6 +90,15 @@ func TestOpcodesWithoutGoClientSupport(t *testing.T) {
 	call(t, a, zkproto.OpReconfig, &zkproto.ReconfigRequest{CurConfigID: -1}, nil, zkproto.ErrReconfigDisabled)
 }
 
+// TestReconfigStandalone: with reconfigEnabled, a standalone server
+// answers reconfig UNIMPLEMENTED, as ZooKeeper's does: it has no
+// ensemble to change.
+func TestReconfigStandalone(t *testing.T) {
+	s := startServer(t, func(c *server.Config) { c.ReconfigEnabled = true })
+	a := dialRaw(t, s)
+	call(t, a, zkproto.OpReconfig, &zkproto.ReconfigRequest{LeavingServers: "1", CurConfigID: -1}, nil, zkproto.ErrUnimplemented)
+}
+
 // TestSetWatchesAfterReconnect: a client that was away re-registers its
 // watches with the last zxid it saw; changes made meanwhile fire at once.
 func TestSetWatchesAfterReconnect(t *testing.T) {

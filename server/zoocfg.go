@@ -110,6 +110,13 @@ func (c *Config) set(key, val string) (bool, error) {
 		c.SuperDigest = val
 	case "zookeeper.extendedTypesEnabled", "extendedTypesEnabled":
 		c.ExtendedTypes, err = strconv.ParseBool(val)
+	case "enforceQuota", "zookeeper.enforceQuota":
+		c.EnforceQuota, err = strconv.ParseBool(val)
+	case "reconfigEnabled":
+		c.ReconfigEnabled, err = strconv.ParseBool(val)
+	case "skipACL", "zookeeper.skipACL":
+		// ZooKeeper skips ACLs when the property is exactly "yes".
+		c.SkipACL = val == "yes" || val == "true"
 	case "snapCount":
 		c.SnapCount, err = strconv.Atoi(val)
 	case "autopurge.snapRetainCount":

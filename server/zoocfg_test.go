@@ -261,3 +261,30 @@ func TestWeakModeKey(t *testing.T) {
 		})
 	}
 }
+
+// TestOperationsKeys reads reconfigEnabled, skipACL and enforceQuota, in
+// ZooKeeper's spellings (zoo.cfg keys and system property names), and
+// their defaults (all off, as in ZooKeeper).
+func TestOperationsKeys(t *testing.T) {
+	for _, tc := range []struct {
+		lines                    string
+		reconfig, skip, enforced bool
+	}{
+		{lines: "tickTime=2000"},
+		{lines: "reconfigEnabled=true\nskipACL=yes\nenforceQuota=true", reconfig: true, skip: true, enforced: true},
+		{lines: "zookeeper.skipACL=no\nzookeeper.enforceQuota=true", enforced: true},
+	} {
+		path := filepath.Join(t.TempDir(), "zoo.cfg")
+		if err := os.WriteFile(path, []byte(tc.lines+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := DefaultConfig()
+		ignored, err := LoadConfigFile(path, &c)
+		if err != nil || len(ignored) > 0 {
+			t.Fatalf("%q: %v, ignored %v", tc.lines, err, ignored)
+		}
+		if c.ReconfigEnabled != tc.reconfig || c.SkipACL != tc.skip || c.EnforceQuota != tc.enforced {
+			t.Errorf("%q: reconfigEnabled %v skipACL %v enforceQuota %v", tc.lines, c.ReconfigEnabled, c.SkipACL, c.EnforceQuota)
+		}
+	}
+}

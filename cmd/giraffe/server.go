@@ -19,17 +19,18 @@ import (
 
 func newServerCmd() *cobra.Command {
 	var (
-		configFile  string
-		dataDir     string
-		clientPort  int
-		clientAddr  string
-		metricsPort int
-		adminPort   int
-		tokenFile   string
-		logLevel    string
-		join        string
-		joinID      uint64
-		peerPort    int
+		configFile    string
+		dataDir       string
+		clientPort    int
+		clientAddr    string
+		metricsPort   int
+		adminPort     int
+		tokenFile     string
+		logLevel      string
+		join          string
+		joinID        uint64
+		awaitReconfig bool
+		peerPort      int
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -42,7 +43,7 @@ Settings come from --config (Giraffe's own file or an existing ZooKeeper
 zoo.cfg: dataDir, dataLogDir, clientPort, clientPortAddress, tickTime,
 minSessionTimeout, maxSessionTimeout, maxClientCnxns, 4lw.commands.whitelist,
 jute.maxbuffer, snapCount, autopurge.*, superDigest, extendedTypesEnabled,
-forceSync, metricsPort, the TLS keys secureClientPort, secureClientPortAddress,
+reconfigEnabled, skipACL (reconfig only), enforceQuota, forceSync, metricsPort, the TLS keys secureClientPort, secureClientPortAddress,
 ssl.*, sslQuorum and ssl.quorum.* (PEM stores; docs/security.md), and
 Giraffe's giraffe.* keys), then from the flags, which win.
 
@@ -107,7 +108,7 @@ the log.`,
 			}
 			if join != "" || server.HasJoined(cfg.DataDir) {
 				srv, err = server.StartJoining(cmd.Context(), cfg,
-					server.Join{Admin: join, ID: server.ID(joinID), PeerPort: peerPort}, logger)
+					server.Join{Admin: join, ID: server.ID(joinID), PeerPort: peerPort, AwaitReconfig: awaitReconfig}, logger)
 			} else if srv, err = server.New(cfg, logger); err == nil {
 				err = srv.Start()
 			}
@@ -145,6 +146,7 @@ the log.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin port, host:port; needs --peer-port, --admin-port and --admin-token-file")
 	f.Uint64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
+	f.BoolVar(&awaitReconfig, "await-reconfig", false, "with --join: start as a learner and wait for a ZooKeeper client's reconfig -add (the log gives the server string) instead of asking for the change")
 	f.IntVar(&peerPort, "peer-port", 0, "with --join: this server's Group Paxos port")
 	return cmd
 }

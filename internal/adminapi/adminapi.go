@@ -5,6 +5,7 @@
 //	GET  /membership   the ensemble as the server knows it (Membership)
 //	POST /join         JoinRequest; answers the Membership with the joined server
 //	POST /leave        LeaveRequest; answers the Membership after the departure
+//	POST /reconfig     ReconfigRequest; answers ReconfigAnswer (ZooKeeper's reconfig, forwarded)
 //	GET  /faults       the faults injected into the server's peer transport
 //	POST /faults       a fault spec (transport.ParseFaultSpec); for tests
 //
@@ -31,6 +32,7 @@ const (
 	PathMembership = "/membership"
 	PathJoin       = "/join"
 	PathLeave      = "/leave"
+	PathReconfig   = "/reconfig"
 	PathFaults     = "/faults"
 )
 
@@ -85,6 +87,26 @@ type JoinRequest struct {
 // LeaveRequest is the body of POST /leave.
 type LeaveRequest struct {
 	ID members.ID `json:"id"`
+}
+
+// ReconfigRequest is the body of POST /reconfig: a ZooKeeper client's
+// reconfig, which the member it reached has authorized and parsed into
+// one change, forwarded to the leader, which checks the configuration
+// version and makes the change.
+type ReconfigRequest struct {
+	// Join is the server to add, or Leave the one to remove.
+	Join  *members.Member `json:"join,omitempty"`
+	Leave members.ID      `json:"leave,omitempty"`
+	// ConfigID is the version of /zookeeper/config the client requires
+	// (-1: any), ReconfigRequest.curConfigId.
+	ConfigID int64 `json:"config_id"`
+}
+
+// ReconfigAnswer is the answer to POST /reconfig: the ZooKeeper error
+// code for the client (0 once the change has committed) and why.
+type ReconfigAnswer struct {
+	Code  int32  `json:"code"`
+	Error string `json:"error,omitempty"`
 }
 
 // NotLeader is the body of a 421 answer: the change must be asked of the

@@ -47,6 +47,13 @@ func (c Client) Leave(ctx context.Context, admins []string, id members.ID) (Memb
 	return m, c.change(ctx, admins, PathLeave, LeaveRequest{ID: id}, &m)
 }
 
+// Reconfig forwards a ZooKeeper reconfig to the leader, through any of
+// the admin addresses admins, and returns its answer.
+func (c Client) Reconfig(ctx context.Context, admins []string, req ReconfigRequest) (ReconfigAnswer, error) {
+	var a ReconfigAnswer
+	return a, c.change(ctx, admins, PathReconfig, req, &a)
+}
+
 // change posts a membership change until the leader answers it or ctx
 // ends: an answer naming the leader sends the next attempt there; a
 // server that cannot be reached, or answers that it cannot decide now,

@@ -1,5 +1,7 @@
 package datatree
 
+import "github.com/giraffe-coord/giraffe/zkproto"
+
 // SetConfig replaces the data of "/zookeeper/config", the ensemble's
 // membership as ZooKeeper publishes it since 3.5 (server.N lines and a
 // version), when a configuration change commits at zxid. Clients cannot
@@ -17,3 +19,11 @@ func (t *Tree) SetConfig(data []byte, zxid, now int64) Trigger {
 
 // Config returns the data of "/zookeeper/config".
 func (t *Tree) Config() []byte { return t.nodes[configPath].data }
+
+// ConfigNode returns "/zookeeper/config"'s data, Stat and ACL, for the
+// server's reconfig (which needs WRITE there, as in ZooKeeper 3.5+, and
+// answers the new configuration with its Stat).
+func (t *Tree) ConfigNode() ([]byte, zkproto.Stat, []zkproto.ACL) {
+	n := t.nodes[configPath]
+	return n.data, n.stat(), n.acl.list
+}

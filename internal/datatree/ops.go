@@ -130,6 +130,8 @@ func (t *Tree) createNode(e *txn.Entry, path, parentPath string, parent *node, d
 	n.dataHash = hashData(data)
 	_, name, _ := splitPath(path)
 	t.addNode(path, parent, name, n, t.acls.acquire(list))
+	t.quotaNodeCreated(parentPath, name)
+	t.updateQuota(path, 1, int64(len(data)))
 
 	trig = append(trig,
 		Trigger{Type: zkproto.EventNodeCreated, Path: path, Zxid: e.Zxid, ACL: n.acl.list},
@@ -185,6 +187,7 @@ func (t *Tree) deleteNode(path, parentPath string, parent *node, name string, n 
 	}
 	t.endChange(parent)
 	acls := n.acl.list
+	t.updateQuota(path, -1, -int64(len(n.data)))
 	t.removeNode(path, parent, name, n)
 	return append(trig,
 		Trigger{Type: zkproto.EventNodeDeleted, Path: path, Zxid: zxid, ACL: acls},
@@ -208,7 +211,9 @@ func (t *Tree) setData(e *txn.Entry, o *txn.Op, trig []Trigger) (txn.Result, []T
 	if !versionMatches(o.Version, n.version) {
 		return fail(zkproto.ErrBadVersion), trig
 	}
+	diff := int64(len(o.Data) - len(n.data))
 	trig = append(trig, t.changeData(o.Path, n, o.Data, e.Zxid, e.Time))
+	t.updateQuota(o.Path, 0, diff)
 	return okStat(n), trig
 }
 

@@ -74,6 +74,9 @@ type Server struct {
 	// Joined marks a server added at runtime (Cluster.Join): it starts
 	// with --join instead of the server lines.
 	Joined bool `json:"joined,omitempty"`
+	// AwaitReconfig marks a joined server that waits, as a learner, for
+	// a ZooKeeper client's reconfig -add (Cluster.StartLearner).
+	AwaitReconfig bool `json:"await_reconfig,omitempty"`
 	// SecureClientAddr is the secure client port (Spec.TLS).
 	SecureClientAddr string `json:"secure_client_address,omitempty"`
 }
@@ -312,6 +315,9 @@ func (c *Cluster) spawn(s *Server) error {
 		// record of the join in the data directory and ignore --join.
 		_, pport, _ := net.SplitHostPort(s.PeerAddr)
 		args = append(args, "--join", c.anyAdmin(s.ID), "--peer-port", pport, "--id", fmt.Sprint(s.ID))
+		if s.AwaitReconfig {
+			args = append(args, "--await-reconfig")
+		}
 	}
 	cmd := exec.Command(c.Binary, args...)
 	cmd.Env = c.serverEnv()
@@ -606,38 +612,11 @@ func (c *Cluster) liveAdmins(except members.ID) []string {
 // BasePort+4*Nodes+4k, peers on the next port, metrics on the one after
 // and its admin port on the next (JoinPorts).
 func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
-	id, k := members.None, 0
-	for _, s := range c.Servers {
-		id = max(id, s.ID)
-		if s.Joined {
-			k++
-		}
-	}
-	id++
-	base := c.JoinPorts(k)
-	if base+c.Spec.PortsPerServer()-1 > 65535 {
-		return nil, errors.New("no ports left above --base-port for another server")
-	}
-	port := func(k int) string { return fmt.Sprintf("127.0.0.1:%d", base+k) }
-	s := Server{ID: id, Joined: true, ClientAddr: port(0), PeerAddr: port(1), MetricsAddr: port(2), AdminAddr: port(3),
-		Dir: filepath.Join(c.Spec.Dir, fmt.Sprintf("s%d", id))}
-	if c.Spec.TLS {
-		s.SecureClientAddr = port(4)
-	}
-	s.LogFile = filepath.Join(s.Dir, "server.log")
-	if err := c.writeConfig(s); err != nil {
+	s, err := c.spawnJoiner(false)
+	if err != nil {
 		return nil, err
 	}
-	// Only the data directory's myid is wrong for a joined server: its id
-	// comes from the join.
-	os.Remove(filepath.Join(s.Dir, "data", "myid"))
-	if err := c.spawn(&s); err != nil {
-		return nil, err
-	}
-	c.Servers = append(c.Servers, s)
-	if err := c.save(); err != nil {
-		return nil, err
-	}
+	id := s.ID
 	deadline := time.Now().Add(timeout)
 	for {
 		// Joined once the change has committed (the record is no longer
@@ -659,6 +638,82 @@ func (c *Cluster) Join(timeout time.Duration) (*Server, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// spawnJoiner starts the next joined server (JoinPorts), asking for the
+// change itself or, with await, waiting for a reconfig to make it.
+// spawnJoiner starts the next joined server (JoinPorts), asking for the
+// change itself or, with await, waiting for a reconfig to make it.
+func (c *Cluster) spawnJoiner(await bool) (Server, error) {
+	id, k := members.None, 0
+	for _, s := range c.Servers {
+		id = max(id, s.ID)
+		if s.Joined {
+			k++
+		}
+	}
+	id++
+	base := c.JoinPorts(k)
+	if base+c.Spec.PortsPerServer()-1 > 65535 {
+		return Server{}, errors.New("no ports left above --base-port for another server")
+	}
+	port := func(k int) string { return fmt.Sprintf("127.0.0.1:%d", base+k) }
+	s := Server{ID: id, Joined: true, AwaitReconfig: await, ClientAddr: port(0), PeerAddr: port(1), MetricsAddr: port(2), AdminAddr: port(3),
+		Dir: filepath.Join(c.Spec.Dir, fmt.Sprintf("s%d", id))}
+	if c.Spec.TLS {
+		s.SecureClientAddr = port(4)
+	}
+	s.LogFile = filepath.Join(s.Dir, "server.log")
+	if err := c.writeConfig(s); err != nil {
+		return Server{}, err
+	}
+	// Only the data directory's myid is wrong for a joined server: its id
+	// comes from the join.
+	os.Remove(filepath.Join(s.Dir, "data", "myid"))
+	if err := c.spawn(&s); err != nil {
+		return Server{}, err
+	}
+	c.Servers = append(c.Servers, s)
+	if err := c.save(); err != nil {
+		return Server{}, err
+	}
+	return s, nil
+}
+
+// StartLearner starts the next joined server as a learner that waits for
+// a ZooKeeper client's reconfig -add (giraffe server --await-reconfig)
+// and returns it once it runs with the configuration the join would
+// make; Server.ReconfigSpec is the server string to add.
+func (c *Cluster) StartLearner(timeout time.Duration) (*Server, error) {
+	s, err := c.spawnJoiner(true)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, ok, _ := adminapi.LoadJoinRecord(filepath.Join(s.Dir, "data")); ok {
+			// The ensemble sends it nothing until the change that adds it
+			// is in the log: running with its record is all there is to
+			// wait for.
+			if _, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
+				return &c.Servers[len(c.Servers)-1], nil
+			}
+		}
+		if !alive(s.PID) {
+			return nil, fmt.Errorf("server %d exited while starting (log: %s)", s.ID, s.LogFile)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("server %d did not start within %v (log: %s)", s.ID, timeout, s.LogFile)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ReconfigSpec is the joining server string of ZooKeeper's reconfig -add
+// for s, with Giraffe's giraffe.admin.N naming its admin port.
+func (s Server) ReconfigSpec() string {
+	host, port, _ := net.SplitHostPort(s.PeerAddr)
+	return fmt.Sprintf("server.%d=%s:%s:%s:participant;%s,giraffe.admin.%d=%s", s.ID, host, port, port, s.ClientAddr, s.ID, s.AdminAddr)
 }
 
 // Leave asks the ensemble to remove server id (giraffe leave), then stops
