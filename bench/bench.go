@@ -175,7 +175,7 @@ func (r *runner) prepare(s *session) error {
 }
 
 func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) {
-	r.hist = hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	r.hist = NewHistogram()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -227,10 +227,7 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		res.Outstanding = 1
 	}
 	res.ThroughputOps = float64(res.Ops) / elapsed.Seconds()
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	res.Latency = Latencies{Mean: r.hist.Mean() / 1000, P50: ms(r.hist.ValueAtQuantile(50)),
-		P90: ms(r.hist.ValueAtQuantile(90)), P99: ms(r.hist.ValueAtQuantile(99)),
-		P999: ms(r.hist.ValueAtQuantile(99.9)), Max: ms(r.hist.Max())}
+	res.Latency = LatenciesOf(r.hist)
 	return res, nil
 }
 
@@ -244,7 +241,7 @@ func (r *runner) record(code zkproto.Code, sent time.Time, local *hdrhistogram.H
 		return
 	}
 	r.ops.Add(1)
-	local.RecordValue(time.Since(sent).Microseconds())
+	Record(local, time.Since(sent))
 }
 
 // mergeHist folds a session's histogram into the run's.
@@ -256,7 +253,7 @@ func (r *runner) mergeHist(local *hdrhistogram.Histogram) {
 
 // pipelined keeps cfg.Outstanding requests in flight on one session.
 func (r *runner) pipelined(ctx context.Context, i int, s *session, readerRunning bool) error {
-	local := hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	local := NewHistogram()
 	defer r.mergeHist(local)
 	tokens := make(chan struct{}, r.cfg.Outstanding)
 	for j := 0; j < r.cfg.Outstanding; j++ {
@@ -311,7 +308,7 @@ func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Co
 // createWorker is one worker of the ZooKeeper paper's create benchmark: it
 // creates a node, waits for the reply, then deletes it without waiting.
 func (r *runner) createWorker(ctx context.Context, i int, s *session, readerRunning bool) error {
-	local := hdrhistogram.New(1, int64(60*time.Second/time.Microsecond), 3)
+	local := NewHistogram()
 	defer r.mergeHist(local)
 	readErr := make(chan error, 1)
 	if !readerRunning {
