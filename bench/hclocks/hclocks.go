@@ -113,6 +113,9 @@ type Result struct {
 	// CPUPerEnsemble is the quota of every ensemble (0: none).
 	CPUPerEnsemble float64         `json:"cpu_per_ensemble"`
 	Latency        bench.Latencies `json:"latency_ms"`
+	// LoadAvg is this machine's one-minute load average at the end of
+	// the measurement: what else ran beside the experiment.
+	LoadAvg float64 `json:"load_avg"`
 	// Ensembles are the master and the workers, as measured.
 	Ensembles []Ensemble `json:"ensembles"`
 }
@@ -519,9 +522,10 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 	measuring.Store(false)
 	elapsed := time.Since(start)
 	after := r.usage()
+	load := loadAverage()
 	res := &Result{Test: r.test.Number, Recruitment: r.test.Recruitment, Locality: r.test.Locality,
 		Clients: r.cfg.Clients, Locks: r.cfg.Locks, Loops: r.cfg.Loops, Seconds: elapsed.Seconds(),
-		Ops: ops.Load(), Errors: errs.Load(), CPUPerEnsemble: r.cfg.CPUPerEnsemble}
+		Ops: ops.Load(), Errors: errs.Load(), CPUPerEnsemble: r.cfg.CPUPerEnsemble, LoadAvg: load}
 	for _, c := range clients {
 		res.SessionsPerClient += float64(len(c.Workers()))
 		res.SessionExpiries += c.SessionsEnded()
@@ -575,6 +579,17 @@ func loop(ctx context.Context, c *hc.Client, locks []string, report func(time.Du
 		}
 		report(time.Since(t0), err)
 	}
+}
+
+// loadAverage is the one-minute load average (0 if unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return l
 }
 
 func sleep(ctx context.Context, d time.Duration) {
