@@ -25,6 +25,9 @@ type Cell struct {
 	// Throttled is the mean over runs and workers of the fraction of
 	// quota periods a worker was held back in.
 	Throttled float64
+	// WorkerCPUPerOp is the CPU the worker ensembles used per operation,
+	// in milliseconds, over all the runs.
+	WorkerCPUPerOp float64
 	// LoadMin and LoadMax bound the machine's load average at the end of
 	// the runs.
 	LoadMin, LoadMax float64
@@ -52,6 +55,7 @@ func Summarize(rs []Result) []Cell {
 	byKey := map[key]*Cell{}
 	var keys []key
 	throttledRuns := map[key]int{}
+	workerCPU, ops := map[key]float64{}, map[key]float64{}
 	for _, r := range rs {
 		k := key{r.Test, r.Loops, r.CPUPerEnsemble}
 		c := byKey[k]
@@ -66,10 +70,12 @@ func Summarize(rs []Result) []Cell {
 		c.LoadMin, c.LoadMax = min(c.LoadMin, r.LoadAvg), max(c.LoadMax, r.LoadAvg)
 		c.SessionsPerClient += r.SessionsPerClient
 		c.SessionExpiries += r.SessionExpiries
+		ops[k] += float64(r.Ops)
 		for _, e := range r.Ensembles {
 			if e.ID != "master" {
 				c.Throttled += e.Throttled
 				throttledRuns[k]++
+				workerCPU[k] += e.CPUSeconds
 			}
 		}
 	}
@@ -85,6 +91,9 @@ func Summarize(rs []Result) []Cell {
 		}
 		c.Mean /= n
 		c.SessionsPerClient /= n
+		if ops[k] > 0 {
+			c.WorkerCPUPerOp = 1000 * workerCPU[k] / ops[k]
+		}
 		if m := throttledRuns[k]; m > 0 {
 			c.Throttled /= float64(m)
 		}
@@ -110,8 +119,8 @@ func Markdown(w io.Writer, cells []Cell) {
 		}
 		group := cells[i:j]
 		fmt.Fprintf(w, "%s:\n\n", group[0].Condition())
-		fmt.Fprintln(w, "| test | recruitment | locality | ops/s, mean (min–max, runs) | vs test 4 | worker sessions per client | sessions ended | workers throttled | load average |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| test | recruitment | locality | ops/s, mean (min–max, runs) | vs test 4 | worker sessions per client | sessions ended | worker CPU per op (ms) | workers throttled | load average |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 		byTest := map[int]Cell{}
 		for _, c := range group {
 			byTest[c.Test.Number] = c
@@ -119,9 +128,9 @@ func Markdown(w io.Writer, cells []Cell) {
 			if c.CPUPerEnsemble > 0 {
 				throttled = fmt.Sprintf("%.0f%%", 100*c.Throttled)
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %.0f (%.0f–%.0f, %d) | %.2f | %.2f | %d | %s | %.1f–%.1f |\n",
+			fmt.Fprintf(w, "| %d | %s | %s | %.0f (%.0f–%.0f, %d) | %.2f | %.2f | %d | %.2f | %s | %.1f–%.1f |\n",
 				c.Test.Number, yn(c.Test.Recruitment), yn(c.Test.Locality), c.Mean, c.Min, c.Max, len(c.OpsPerSec),
-				c.VsTest4, c.SessionsPerClient, c.SessionExpiries, throttled, c.LoadMin, c.LoadMax)
+				c.VsTest4, c.SessionsPerClient, c.SessionExpiries, c.WorkerCPUPerOp, throttled, c.LoadMin, c.LoadMax)
 		}
 		fmt.Fprintln(w)
 		if goals := Goals(byTest); goals != "" {
