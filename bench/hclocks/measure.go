@@ -1,0 +1,176 @@
+package hclocks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/bench"
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/hc"
+	"github.com/giraffe-coord/giraffe/hc/local"
+	"github.com/giraffe-coord/giraffe/hc/master"
+	"github.com/giraffe-coord/giraffe/internal/cpuquota"
+)
+
+// usage is what the ensembles have used up to one moment.
+type usage struct {
+	cpu                map[string]time.Duration
+	throttled, periods map[string]int64
+}
+
+func (r *run) usage() usage {
+	u := usage{cpu: map[string]time.Duration{}, throttled: map[string]int64{}, periods: map[string]int64{}}
+	for id, pids := range r.pids {
+		for _, pid := range pids {
+			d, _ := cpuquota.ProcessCPU(pid)
+			u.cpu[id] += d
+		}
+		if g := r.groups[id]; g != nil {
+			u.throttled[id], u.periods[id], _ = g.Throttled()
+		}
+	}
+	return u
+}
+
+// measure runs the clients: each has its own hc.Client (a master session
+// and one session per worker it uses) and Loops loops, each taking and
+// releasing its share of the client's locks in turn.
+func (r *run) measure(ctx context.Context) (*Result, error) {
+	servers := strings.Split(r.svc.Master.Connect, ",")
+	clients := make([]*hc.Client, r.cfg.Clients)
+	for i := range clients {
+		sto := client.WithSessionTimeout(r.cfg.SessionTimeout)
+		// No lock-delay: a hold lost with its session would otherwise
+		// stall its loop for the delay, and the figure would measure
+		// expiries times the delay; expiries are counted instead.
+		c, err := hc.NewClient(ctx, servers, hc.WithLockDelay(0), hc.WithMasterOptions(sto), hc.WithWorkerOptions(sto))
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	var (
+		measuring atomic.Bool
+		ops, errs atomic.Int64
+		histMu    sync.Mutex
+		hist      = bench.NewHistogram()
+		wg        sync.WaitGroup
+	)
+	loopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for i, c := range clients {
+		for l := 0; l < r.cfg.Loops; l++ {
+			var mine []string
+			for j := l; j < r.cfg.Locks; j += r.cfg.Loops {
+				mine = append(mine, r.lockName(i, j))
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				local := bench.NewHistogram()
+				defer func() { histMu.Lock(); hist.Merge(local); histMu.Unlock() }()
+				loop(loopCtx, c, mine, func(d time.Duration, err error) {
+					if !measuring.Load() {
+						return
+					}
+					if err != nil {
+						errs.Add(1)
+						return
+					}
+					ops.Add(1)
+					bench.Record(local, d)
+				})
+			}()
+		}
+	}
+	r.logf("test %d: %d clients x %d loops, warming up %v, measuring %v", r.test.Number, r.cfg.Clients, r.cfg.Loops, r.cfg.Warmup, r.cfg.Duration)
+	sleep(ctx, r.cfg.Warmup)
+	before := r.usage()
+	measuring.Store(true)
+	start := time.Now()
+	sleep(ctx, r.cfg.Duration)
+	measuring.Store(false)
+	elapsed := time.Since(start)
+	after := r.usage()
+	load := loadAverage()
+	res := &Result{Test: r.test.Number, Recruitment: r.test.Recruitment, Locality: r.test.Locality,
+		Clients: r.cfg.Clients, Locks: r.cfg.Locks, Loops: r.cfg.Loops, Seconds: elapsed.Seconds(),
+		Ops: ops.Load(), Errors: errs.Load(), CPUPerEnsemble: r.cfg.CPUPerEnsemble, LoadAvg: load}
+	for _, c := range clients {
+		res.SessionsPerClient += float64(len(c.Workers()))
+		res.SessionExpiries += c.SessionsEnded()
+	}
+	res.SessionsPerClient /= float64(len(clients))
+	stop()
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.OpsPerSec = float64(res.Ops) / elapsed.Seconds()
+	res.Latency = bench.LatenciesOf(hist)
+	st, err := master.ReadStatus(ctx, r.master)
+	if err != nil {
+		return nil, err
+	}
+	locks := map[string]int{}
+	for _, c := range st.Clusters {
+		locks[c.ID] = c.Locks
+	}
+	for _, e := range append([]local.Ensemble{r.svc.Master}, r.svc.Workers...) {
+		en := Ensemble{ID: e.ID, Locks: locks[e.ID], CPUSeconds: (after.cpu[e.ID] - before.cpu[e.ID]).Seconds()}
+		if p := after.periods[e.ID] - before.periods[e.ID]; p > 0 {
+			en.Throttled = float64(after.throttled[e.ID]-before.throttled[e.ID]) / float64(p)
+		}
+		res.Ensembles = append(res.Ensembles, en)
+	}
+	return res, nil
+}
+
+// loop is one acquire/release loop of a client: TryAcquire then Release
+// of each lock in turn, reporting every operation's latency or error,
+// until ctx ends. A failed operation is retried with the next lock (a
+// failed release leaves a hold that its session's end or the next
+// release of the lock clears).
+func loop(ctx context.Context, c *hc.Client, locks []string, report func(time.Duration, error)) {
+	for k := 0; ctx.Err() == nil; k = (k + 1) % len(locks) {
+		t0 := time.Now()
+		h, err := c.TryAcquire(ctx, locks[k])
+		if ctx.Err() != nil {
+			return
+		}
+		report(time.Since(t0), err)
+		if err != nil {
+			continue
+		}
+		t0 = time.Now()
+		err = h.Release(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		report(time.Since(t0), err)
+	}
+}
+
+// loadAverage is the one-minute load average (0 if unknown).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return l
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
