@@ -25,6 +25,7 @@ import (
 	"github.com/giraffe-coord/giraffe/hc"
 	"github.com/giraffe-coord/giraffe/hc/local"
 	"github.com/giraffe-coord/giraffe/internal/cpuquota"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
 )
 
 // Test is one of the paper's four tests.
@@ -121,6 +122,11 @@ type Ensemble struct {
 	// Throttled is the fraction of quota periods in which it was held
 	// back by its quota during the measurement (with quotas).
 	Throttled float64 `json:"throttled,omitempty"`
+	// Fsyncs counts its servers' log fsyncs during the measurement, and
+	// EntriesPerFsync the log entries each made durable on average (the
+	// servers' giraffe_fsync_batch_entries metric).
+	Fsyncs          int64   `json:"fsyncs"`
+	EntriesPerFsync float64 `json:"entries_per_fsync"`
 }
 
 // Run runs one test and stops what it started.
@@ -175,8 +181,8 @@ type run struct {
 	admin  *hc.Client
 	master *client.Conn
 	groups map[string]*cpuquota.Group
-	// pids are the server processes of every ensemble.
-	pids map[string][]int
+	// servers are the server processes of every ensemble.
+	servers map[string][]launcher.Server
 }
 
 func (r *run) logf(format string, args ...any) {

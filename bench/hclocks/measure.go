@@ -1,9 +1,12 @@
 package hclocks
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,16 +22,21 @@ import (
 
 // usage is what the ensembles have used up to one moment.
 type usage struct {
-	cpu                map[string]time.Duration
-	throttled, periods map[string]int64
+	cpu                    map[string]time.Duration
+	throttled, periods     map[string]int64
+	fsyncs, fsyncedEntries map[string]int64
 }
 
 func (r *run) usage() usage {
-	u := usage{cpu: map[string]time.Duration{}, throttled: map[string]int64{}, periods: map[string]int64{}}
-	for id, pids := range r.pids {
-		for _, pid := range pids {
-			d, _ := cpuquota.ProcessCPU(pid)
+	u := usage{cpu: map[string]time.Duration{}, throttled: map[string]int64{}, periods: map[string]int64{},
+		fsyncs: map[string]int64{}, fsyncedEntries: map[string]int64{}}
+	for id, servers := range r.servers {
+		for _, s := range servers {
+			d, _ := cpuquota.ProcessCPU(s.PID)
 			u.cpu[id] += d
+			n, entries := fsyncMetrics(s.MetricsAddr)
+			u.fsyncs[id] += n
+			u.fsyncedEntries[id] += entries
 		}
 		if g := r.groups[id]; g != nil {
 			u.throttled[id], u.periods[id], _ = g.Throttled()
@@ -124,6 +132,10 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 	}
 	for _, e := range append([]local.Ensemble{r.svc.Master}, r.svc.Workers...) {
 		en := Ensemble{ID: e.ID, Locks: locks[e.ID], CPUSeconds: (after.cpu[e.ID] - before.cpu[e.ID]).Seconds()}
+		en.Fsyncs = after.fsyncs[e.ID] - before.fsyncs[e.ID]
+		if en.Fsyncs > 0 {
+			en.EntriesPerFsync = float64(after.fsyncedEntries[e.ID]-before.fsyncedEntries[e.ID]) / float64(en.Fsyncs)
+		}
 		if p := after.periods[e.ID] - before.periods[e.ID]; p > 0 {
 			en.Throttled = float64(after.throttled[e.ID]-before.throttled[e.ID]) / float64(p)
 		}
@@ -155,6 +167,35 @@ func loop(ctx context.Context, c *hc.Client, locks []string, report func(time.Du
 		}
 		report(time.Since(t0), err)
 	}
+}
+
+// fsyncMetrics reads a server's count of log fsyncs and of the entries
+// they made durable from its metrics port (0, 0 if it does not answer).
+func fsyncMetrics(addr string) (fsyncs, entries int64) {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "giraffe_fsync_batch_entries_count":
+			fsyncs = int64(v)
+		case "giraffe_fsync_batch_entries_sum":
+			entries = int64(v)
+		}
+	}
+	return fsyncs, entries
 }
 
 // loadAverage is the one-minute load average (0 if unknown).

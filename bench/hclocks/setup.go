@@ -38,15 +38,13 @@ func (r *run) start() error {
 		return err
 	}
 	r.svc = svc
-	r.pids = map[string][]int{}
+	r.servers = map[string][]launcher.Server{}
 	for _, e := range append([]local.Ensemble{svc.Master}, svc.Workers...) {
 		c, err := launcher.Load(e.Dir)
 		if err != nil {
 			return err
 		}
-		for _, s := range c.Servers {
-			r.pids[e.ID] = append(r.pids[e.ID], s.PID)
-		}
+		r.servers[e.ID] = c.Servers
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -254,15 +252,15 @@ func (r *run) limit() error {
 		return nil
 	}
 	r.groups = map[string]*cpuquota.Group{}
-	for id, pids := range r.pids {
+	for id, servers := range r.servers {
 		g, err := cpuquota.New(fmt.Sprintf("giraffe-hc-%d-%s", os.Getpid(), id), r.cfg.CPUPerEnsemble)
 		if err != nil {
 			return err
 		}
 		r.groups[id] = g
-		for _, pid := range pids {
-			if err := g.Add(pid); err != nil {
-				return fmt.Errorf("%s: server %d: %w", id, pid, err)
+		for _, s := range servers {
+			if err := g.Add(s.PID); err != nil {
+				return fmt.Errorf("%s: server %d: %w", id, s.ID, err)
 			}
 		}
 	}

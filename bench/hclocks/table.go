@@ -28,6 +28,9 @@ type Cell struct {
 	// WorkerCPUPerOp is the CPU the worker ensembles used per operation,
 	// in milliseconds, over all the runs.
 	WorkerCPUPerOp float64
+	// WorkerEntriesPerFsync is the log entries the worker ensembles'
+	// servers made durable per fsync, over all the runs (0: not measured).
+	WorkerEntriesPerFsync float64
 	// LoadMin and LoadMax bound the machine's load average at the end of
 	// the runs.
 	LoadMin, LoadMax float64
@@ -56,6 +59,7 @@ func Summarize(rs []Result) []Cell {
 	var keys []key
 	throttledRuns := map[key]int{}
 	workerCPU, ops := map[key]float64{}, map[key]float64{}
+	fsyncs, fsynced := map[key]float64{}, map[key]float64{}
 	for _, r := range rs {
 		k := key{r.Test, r.Loops, r.CPUPerEnsemble}
 		c := byKey[k]
@@ -76,6 +80,8 @@ func Summarize(rs []Result) []Cell {
 				c.Throttled += e.Throttled
 				throttledRuns[k]++
 				workerCPU[k] += e.CPUSeconds
+				fsyncs[k] += float64(e.Fsyncs)
+				fsynced[k] += float64(e.Fsyncs) * e.EntriesPerFsync
 			}
 		}
 	}
@@ -93,6 +99,9 @@ func Summarize(rs []Result) []Cell {
 		c.SessionsPerClient /= n
 		if ops[k] > 0 {
 			c.WorkerCPUPerOp = 1000 * workerCPU[k] / ops[k]
+		}
+		if fsyncs[k] > 0 {
+			c.WorkerEntriesPerFsync = fsynced[k] / fsyncs[k]
 		}
 		if m := throttledRuns[k]; m > 0 {
 			c.Throttled /= float64(m)
@@ -119,18 +128,21 @@ func Markdown(w io.Writer, cells []Cell) {
 		}
 		group := cells[i:j]
 		fmt.Fprintf(w, "%s:\n\n", group[0].Condition())
-		fmt.Fprintln(w, "| test | recruitment | locality | ops/s, mean (min–max, runs) | vs test 4 | worker sessions per client | sessions ended | worker CPU per op (ms) | workers throttled | load average |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| test | recruitment | locality | ops/s, mean (min–max, runs) | vs test 4 | worker sessions per client | sessions ended | worker CPU per op (ms) | worker entries per fsync | workers throttled | load average |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 		byTest := map[int]Cell{}
 		for _, c := range group {
 			byTest[c.Test.Number] = c
-			throttled := "–"
+			throttled, batch := "–", "–"
 			if c.CPUPerEnsemble > 0 {
 				throttled = fmt.Sprintf("%.0f%%", 100*c.Throttled)
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %.0f (%.0f–%.0f, %d) | %.2f | %.2f | %d | %.2f | %s | %.1f–%.1f |\n",
+			if c.WorkerEntriesPerFsync > 0 {
+				batch = fmt.Sprintf("%.2f", c.WorkerEntriesPerFsync)
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %.0f (%.0f–%.0f, %d) | %.2f | %.2f | %d | %.2f | %s | %s | %.1f–%.1f |\n",
 				c.Test.Number, yn(c.Test.Recruitment), yn(c.Test.Locality), c.Mean, c.Min, c.Max, len(c.OpsPerSec),
-				c.VsTest4, c.SessionsPerClient, c.SessionExpiries, c.WorkerCPUPerOp, throttled, c.LoadMin, c.LoadMax)
+				c.VsTest4, c.SessionsPerClient, c.SessionExpiries, c.WorkerCPUPerOp, batch, throttled, c.LoadMin, c.LoadMax)
 		}
 		fmt.Fprintln(w)
 		if goals := Goals(byTest); goals != "" {

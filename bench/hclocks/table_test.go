@@ -8,7 +8,7 @@ import (
 func TestSummarizeAndGoals(t *testing.T) {
 	res := func(test int, cpu, ops float64) Result {
 		return Result{Test: test, Loops: 1, CPUPerEnsemble: cpu, OpsPerSec: ops, SessionsPerClient: 1, LoadAvg: ops / 100,
-			Ops: int64(ops) * 10, Ensembles: []Ensemble{{ID: "master", Throttled: 1, CPUSeconds: 9}, {ID: "w1", Throttled: 0.5, CPUSeconds: ops / 100}}}
+			Ops: int64(ops) * 10, Ensembles: []Ensemble{{ID: "master", Throttled: 1, CPUSeconds: 9}, {ID: "w1", Throttled: 0.5, CPUSeconds: ops / 100, Fsyncs: int64(ops), EntriesPerFsync: 2}}}
 	}
 	rs := []Result{res(4, 0, 500), res(1, 0.25, 300), res(1, 0.25, 260), res(2, 0.25, 150), res(3, 0.25, 230),
 		res(4, 0.25, 140), res(4, 0.25, 160), res(1, 0, 400)}
@@ -23,7 +23,7 @@ func TestSummarizeAndGoals(t *testing.T) {
 	}
 	c1 := cells[0]
 	if c1.Mean != 280 || c1.Min != 260 || c1.Max != 300 || c1.VsTest4 != 280.0/150 || c1.Throttled != 0.5 ||
-		c1.LoadMin != 2.6 || c1.WorkerCPUPerOp != 1 || c1.LoadMax != 3 || len(c1.OpsPerSec) != 2 {
+		c1.LoadMin != 2.6 || c1.WorkerCPUPerOp != 1 || c1.WorkerEntriesPerFsync != 2 || c1.LoadMax != 3 || len(c1.OpsPerSec) != 2 {
 		t.Errorf("test 1 with quotas: %+v", c1)
 	}
 	if cells[4].VsTest4 != 0.8 {
@@ -44,8 +44,8 @@ func TestSummarizeAndGoals(t *testing.T) {
 	}
 	var b strings.Builder
 	Markdown(&b, cells)
-	if !strings.Contains(b.String(), "| 1 | Y | Y | 280 (260–300, 2) | 1.87 | 1.00 | 0 | 1.00 | 50% | 2.6–3.0 |") ||
-		!strings.Contains(b.String(), "| 1 | Y | Y | 400 (400–400, 1) | 0.80 | 1.00 | 0 | 1.00 | – |") {
+	if !strings.Contains(b.String(), "| 1 | Y | Y | 280 (260–300, 2) | 1.87 | 1.00 | 0 | 1.00 | 2.00 | 50% | 2.6–3.0 |") ||
+		!strings.Contains(b.String(), "| 1 | Y | Y | 400 (400–400, 1) | 0.80 | 1.00 | 0 | 1.00 | 2.00 | – |") {
 		t.Errorf("markdown:\n%s", b.String())
 	}
 }
