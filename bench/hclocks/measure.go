@@ -27,20 +27,37 @@ type usage struct {
 	fsyncs, fsyncedEntries map[string]int64
 }
 
-func (r *run) usage() usage {
+// usage reads the ensembles' counters. The CPU and quota counters are
+// files read at once; the fsync counters come over HTTP from servers that
+// may be waiting for their quota, so they are read apart (before the
+// others at the start of a measurement, after them at its end), where
+// their delay cannot stretch the window of the CPU counters.
+func (r *run) usage(start bool) usage {
 	u := usage{cpu: map[string]time.Duration{}, throttled: map[string]int64{}, periods: map[string]int64{},
 		fsyncs: map[string]int64{}, fsyncedEntries: map[string]int64{}}
+	scrape := func() {
+		for id, servers := range r.servers {
+			for _, s := range servers {
+				n, entries := fsyncMetrics(s.MetricsAddr)
+				u.fsyncs[id] += n
+				u.fsyncedEntries[id] += entries
+			}
+		}
+	}
+	if start {
+		scrape()
+	}
 	for id, servers := range r.servers {
 		for _, s := range servers {
 			d, _ := cpuquota.ProcessCPU(s.PID)
 			u.cpu[id] += d
-			n, entries := fsyncMetrics(s.MetricsAddr)
-			u.fsyncs[id] += n
-			u.fsyncedEntries[id] += entries
 		}
 		if g := r.groups[id]; g != nil {
 			u.throttled[id], u.periods[id], _ = g.Throttled()
 		}
+	}
+	if !start {
+		scrape()
 	}
 	return u
 }
@@ -99,13 +116,13 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 	}
 	r.logf("test %d: %d clients x %d loops, warming up %v, measuring %v", r.test.Number, r.cfg.Clients, r.cfg.Loops, r.cfg.Warmup, r.cfg.Duration)
 	sleep(ctx, r.cfg.Warmup)
-	before := r.usage()
+	before := r.usage(true)
 	measuring.Store(true)
 	start := time.Now()
 	sleep(ctx, r.cfg.Duration)
 	measuring.Store(false)
 	elapsed := time.Since(start)
-	after := r.usage()
+	after := r.usage(false)
 	load := loadAverage()
 	res := &Result{Test: r.test.Number, Recruitment: r.test.Recruitment, Locality: r.test.Locality,
 		Clients: r.cfg.Clients, Locks: r.cfg.Locks, Loops: r.cfg.Loops, Seconds: elapsed.Seconds(),
