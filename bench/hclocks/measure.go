@@ -3,6 +3,7 @@ package hclocks
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -163,9 +164,10 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 
 // loop is one acquire/release loop of a client: TryAcquire then Release
 // of each lock in turn, reporting every operation's latency or error,
-// until ctx ends. A failed operation is retried with the next lock (a
-// failed release leaves a hold that its session's end or the next
-// release of the lock clears).
+// until ctx ends. A failed acquire moves on to the next lock; a failed
+// release is tried again until it succeeds or the hold is found ended
+// (ErrNotHeld, with its session), since the client would refuse the
+// lock, which it still holds, when the loop comes back to it.
 func loop(ctx context.Context, c *hc.Client, locks []string, report func(time.Duration, error)) {
 	for k := 0; ctx.Err() == nil; k = (k + 1) % len(locks) {
 		t0 := time.Now()
@@ -177,12 +179,17 @@ func loop(ctx context.Context, c *hc.Client, locks []string, report func(time.Du
 		if err != nil {
 			continue
 		}
-		t0 = time.Now()
-		err = h.Release(ctx)
-		if ctx.Err() != nil {
-			return
+		for {
+			t0 = time.Now()
+			err = h.Release(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			report(time.Since(t0), err)
+			if err == nil || errors.Is(err, hc.ErrNotHeld) {
+				break
+			}
 		}
-		report(time.Since(t0), err)
 	}
 }
 
