@@ -15,7 +15,7 @@ PORT    ?= 2181
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/giraffe-coord/giraffe/internal/buildinfo.Version=$(VERSION)
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns test-hc-long clean
+.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long clean
 
 all: build
 
@@ -92,6 +92,10 @@ bench-zk-tables:
 ## bench-ns: the namespace paper's Figures 11-14 setting (3 strong + 3 weak clients, classic-3) for each weak mode.
 bench-ns:
 	scripts/bench-ns-modes.sh 30s
+
+## bench-hc: Hierarchical Chubby's Table 1 (tests 1-4, 5 runs of 50 s, every ensemble under 0.25 CPU and without quotas; docs/hc/; about 45 minutes; the quotas need root).
+bench-hc: build lab
+	GIRAFFE_BIN=$(BIN) GIRAFFE_LAB=$(LAB) scripts/bench-hc-table.sh 50s 5 0.25 docs/hc/table1
 
 setup: setup-python setup-java
 

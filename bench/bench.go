@@ -198,20 +198,6 @@ func createNodes(s *session, paths []string, value []byte) (<-chan error, error)
 	return errc, nil
 }
 
-// newHistogram returns an empty histogram of latencies in microseconds,
-// from 1 µs to a minute, to 3 significant digits.
-func newHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
-}
-
-// latenciesOf summarizes a histogram of microseconds in milliseconds.
-func latenciesOf(h *hdrhistogram.Histogram) Latencies {
-	ms := func(us int64) float64 { return float64(us) / 1000 }
-	return Latencies{Mean: h.Mean() / 1000, P50: ms(h.ValueAtQuantile(50)),
-		P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)),
-		P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
-}
-
 // measureWindow lets the load run for warmup, then sets measuring for
 // duration (or until ctx ends), and returns how long it was set.
 func measureWindow(ctx context.Context, warmup, duration time.Duration, measuring *atomic.Bool) time.Duration {
@@ -230,7 +216,7 @@ func measureWindow(ctx context.Context, warmup, duration time.Duration, measurin
 }
 
 func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) {
-	r.hist = newHistogram()
+	r.hist = NewHistogram()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -269,7 +255,7 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		res.Outstanding = 1
 	}
 	res.ThroughputOps = float64(res.Ops) / elapsed.Seconds()
-	res.Latency = latenciesOf(r.hist)
+	res.Latency = LatenciesOf(r.hist)
 	return res, nil
 }
 
@@ -283,7 +269,7 @@ func (r *runner) record(code zkproto.Code, sent time.Time, local *hdrhistogram.H
 		return
 	}
 	r.ops.Add(1)
-	local.RecordValue(time.Since(sent).Microseconds())
+	Record(local, time.Since(sent))
 }
 
 // mergeHist folds a session's histogram into the run's.
@@ -295,7 +281,7 @@ func (r *runner) mergeHist(local *hdrhistogram.Histogram) {
 
 // pipelined keeps cfg.Outstanding requests in flight on one session.
 func (r *runner) pipelined(ctx context.Context, i int, s *session, readerRunning bool) error {
-	local := newHistogram()
+	local := NewHistogram()
 	defer r.mergeHist(local)
 	tokens := make(chan struct{}, r.cfg.Outstanding)
 	for j := 0; j < r.cfg.Outstanding; j++ {
@@ -350,7 +336,7 @@ func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Co
 // createWorker is one worker of the ZooKeeper paper's create benchmark: it
 // creates a node, waits for the reply, then deletes it without waiting.
 func (r *runner) createWorker(ctx context.Context, i int, s *session, readerRunning bool) error {
-	local := newHistogram()
+	local := NewHistogram()
 	defer r.mergeHist(local)
 	readErr := make(chan error, 1)
 	if !readerRunning {

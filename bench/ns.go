@@ -134,7 +134,7 @@ func RunNS(ctx context.Context, cfg NSConfig) (*NSResult, error) {
 		first := len(clients)
 		paths := []string{root}
 		for _, s := range sessions {
-			c := &nsClient{class: class, root: root, index: len(clients), s: s, write: newHistogram(), read: newHistogram()}
+			c := &nsClient{class: class, root: root, index: len(clients), s: s, write: NewHistogram(), read: NewHistogram()}
 			clients = append(clients, c)
 			for k := 0; k < cfg.Keys; k++ {
 				paths = append(paths, c.path(k))
@@ -276,7 +276,7 @@ func (c *nsClient) record(write bool, code zkproto.Code, us int64) {
 // summarize merges the histograms and counts of class's clients, keeps
 // the histograms in hists (class+" write", class+" read"), and reports.
 func summarize(hists map[string]*hdrhistogram.Histogram, class, root string, clients []*nsClient) ClassResult {
-	w, r := newHistogram(), newHistogram()
+	w, r := NewHistogram(), NewHistogram()
 	res := ClassResult{Root: root}
 	for _, c := range clients {
 		if c.class != class {
@@ -294,11 +294,11 @@ func summarize(hists map[string]*hdrhistogram.Histogram, class, root string, cli
 	res.Reads = res.Ops - res.Writes
 	hists[class+" write"], hists[class+" read"] = w, r
 	if res.Writes > 0 {
-		l := latenciesOf(w)
+		l := LatenciesOf(w)
 		res.WriteMeanMs, res.WriteP50Ms, res.WriteP90Ms, res.WriteP99Ms, res.WriteP999Ms = l.Mean, l.P50, l.P90, l.P99, l.P999
 	}
 	if res.Reads > 0 {
-		l := latenciesOf(r)
+		l := LatenciesOf(r)
 		res.ReadMeanMs, res.ReadP50Ms, res.ReadP90Ms, res.ReadP99Ms, res.ReadP999Ms = l.Mean, l.P50, l.P90, l.P99, l.P999
 	}
 	return res

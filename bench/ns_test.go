@@ -18,7 +18,7 @@ import (
 func TestSummarizeAndCDF(t *testing.T) {
 	var clients []*nsClient
 	for i, class := range []string{ClassStrong, ClassStrong, ClassWeak} {
-		c := &nsClient{class: class, index: i, write: newHistogram(), read: newHistogram()}
+		c := &nsClient{class: class, index: i, write: NewHistogram(), read: NewHistogram()}
 		for us := int64(1000); us <= 10000; us += 1000 {
 			c.record(true, zkproto.OK, us*int64(i+1))
 		}

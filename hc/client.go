@@ -115,6 +115,11 @@ func (c *Client) Close() error {
 // session with.
 func (c *Client) Workers() []string { return c.pool.Used() }
 
+// SessionsEnded returns how many of this client's worker sessions have
+// ended, by expiry or Close: while the client is open, each is a session
+// it lost and had to open again (with its holds lost).
+func (c *Client) SessionsEnded() int { return c.pool.Ended() }
+
 // Locate returns the id of the worker ensemble that holds lock p, from the
 // cache when its entry is still valid.
 func (c *Client) Locate(ctx context.Context, p string) (string, error) {

@@ -20,6 +20,6 @@ func main() {
 		Use:   "giraffe-lab",
 		Short: "Giraffe's laboratory: the simulator, its benchmarks and the lock experiments",
 	}
-	root.AddCommand(newSimCmd(), newSimBenchCmd(), newPrimitivesCmd())
+	root.AddCommand(newSimCmd(), newSimBenchCmd(), newPrimitivesCmd(), newHCTableCmd())
 	cli.Run(root)
 }

@@ -78,7 +78,7 @@ The run warms up for --warmup, then measures for --duration.`,
 	f.StringVar(&cfg.Root, "root", "/giraffe-bench", "znode under which the benchmark works")
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	f.BoolVar(&quiet, "quiet", false, "no live progress line")
-	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd(), newBenchNSCmd())
+	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd(), newBenchNSCmd(), newBenchHCCmd())
 	return cmd
 }
 

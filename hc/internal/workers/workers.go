@@ -48,6 +48,8 @@ type Pool struct {
 	mu       sync.Mutex
 	sessions map[string]*Session
 	closed   bool
+	// ended counts the sessions that have ended.
+	ended int
 }
 
 // New returns a pool that finds workers through the master session and
@@ -119,6 +121,7 @@ func (p *Pool) watch(s *Session) {
 	}
 	close(s.lost)
 	p.mu.Lock()
+	p.ended++
 	if p.sessions[s.Cluster] == s {
 		delete(p.sessions, s.Cluster)
 	}
@@ -132,6 +135,14 @@ func ended(s *Session) bool {
 	default:
 		return s.Conn.State().Final()
 	}
+}
+
+// Ended returns how many of the pool's sessions have ended (expired, or
+// closed by Close) since New.
+func (p *Pool) Ended() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
 }
 
 // Used returns the ids of the workers with a live session, sorted.
