@@ -56,7 +56,7 @@ test-ensemble: build
 test-sim:
 	SIM_SEEDS=125 $(GO) test -count=1 -timeout 20m -run TestSeeds ./sim
 
-## docker-check: lint the Dockerfile (BuildKit's parser and rules), check that the binary it ships is static and serves the image's zoo.cfg as a non-root user (no Docker engine needed).
+## docker-check: lint the Dockerfile (BuildKit's parser and rules), check that the binary it ships is static and serves the image's zoo.cfg as a non-root user, and verify packaging/giraffe.service (no Docker engine needed).
 docker-check:
 	scripts/docker-check.sh
 

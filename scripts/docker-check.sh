@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # docker-check.sh (make docker-check): checks the packaging on a machine
-# without a Docker engine.
+# without a Docker engine or a running systemd.
 #   - The Dockerfile parses and passes BuildKit's lint rules
 #     (packaging/dockerlint), and builds its binary with
 #     scripts/build-static.sh.
@@ -10,6 +10,8 @@
 #     image's zoo.cfg (ports moved to free ones, dataDir to a fresh
 #     directory owned by that user), answers ruok with imok and serves
 #     /metrics and /commands/ruok, then stops cleanly on SIGTERM.
+#   - packaging/giraffe.service passes systemd-analyze verify with no
+#     message at all (it exits 0 on unknown keys, so any output fails).
 # Prints what failed; exits 1 if anything did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,4 +77,10 @@ kill -TERM "$pid"
 wait "$pid" || fail "the server exited with status $? on SIGTERM"
 pid=
 
+echo "== systemd unit"
+# verify checks that ExecStart's binary exists: point it at the one built.
+sed "s#/usr/local/bin/giraffe#$work/giraffe#" packaging/giraffe.service >"$work/giraffe.service"
+out=$(systemd-analyze verify "$work/giraffe.service" 2>&1) || fail "systemd-analyze verify: $out"
+[[ -z $out ]] || fail "systemd-analyze verify: $out"
+echo "packaging/giraffe.service: verified"
 echo "docker-check: ok"
