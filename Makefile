@@ -15,7 +15,7 @@ PORT    ?= 2181
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/giraffe-coord/giraffe/internal/buildinfo.Version=$(VERSION)
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long clean
+.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -55,6 +55,10 @@ test-ensemble: build
 ## test-sim: 500 simulator seeds over classic-3, 9-3-3, 27-3-3 and 50-5-10, half in swarm mode (where the seed picks the faults, configuration changes included).
 test-sim:
 	SIM_SEEDS=125 $(GO) test -count=1 -timeout 20m -run TestSeeds ./sim
+
+## docker-check: lint the Dockerfile (BuildKit's parser and rules), check that the binary it ships is static and serves the image's zoo.cfg as a non-root user, and verify packaging/giraffe.service (no Docker engine needed).
+docker-check:
+	scripts/docker-check.sh
 
 ## test-hc-long: the hierarchical lock service's tests at full size (churn: 30 clients over 300 locks in 3 domains for 90 s, 6 holders killed; 100 recalcitrant moves).
 test-hc-long: build
