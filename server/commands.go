@@ -209,15 +209,8 @@ func connInfo(c *conn, brief bool) fields {
 
 // connections describes the plain and the secure port's connections.
 func (s *Server) connections(brief bool) (plain, secure []fields) {
-	s.connsMu.Lock()
-	cs := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		cs = append(cs, c)
-	}
-	s.connsMu.Unlock()
-	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
 	plain, secure = []fields{}, []fields{}
-	for _, c := range cs {
+	for _, c := range s.sortedConns() {
 		if _, ok := c.nc.(*tls.Conn); ok {
 			secure = append(secure, connInfo(c, brief))
 		} else {

@@ -193,7 +193,9 @@ func (s *Server) modeAndRole() (mode, role string) {
 	return "follower", string(r)
 }
 
-func (s *Server) writeCons(b *strings.Builder) {
+// sortedConns returns the open client connections in the order they were
+// accepted (cons, connections).
+func (s *Server) sortedConns() []*conn {
 	s.connsMu.Lock()
 	cs := make([]*conn, 0, len(s.conns))
 	for _, c := range s.conns {
@@ -201,7 +203,11 @@ func (s *Server) writeCons(b *strings.Builder) {
 	}
 	s.connsMu.Unlock()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
-	for _, c := range cs {
+	return cs
+}
+
+func (s *Server) writeCons(b *strings.Builder) {
+	for _, c := range s.sortedConns() {
 		fmt.Fprintf(b, " /%s[1](queued=%d,recved=%d,sent=%d,sid=%s,est=%d,to=%d)\n",
 			c.nc.RemoteAddr(), len(c.slots), c.received.Load(), c.sent.Load(), sessionHex(c.sessionID()),
 			c.since.UnixMilli(), c.timeout.Milliseconds())
