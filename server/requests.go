@@ -112,7 +112,7 @@ func (c *conn) handle(frame []byte) string {
 	c.ordered(func() {
 		body, code := c.read(h.Op, req)
 		c.reply(h.Xid, s.pipe.lastZxid(), code, body)
-		s.latency.observe(time.Since(start))
+		s.observeRequest(false, time.Since(start))
 	})
 	return ""
 }
@@ -151,7 +151,7 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 		}
 		code, body := writeReply(h.Op, &op, &res)
 		c.reply(h.Xid, e.Zxid, code, body)
-		s.latency.observe(time.Since(start))
+		s.observeRequest(true, time.Since(start))
 	}
 	if weak && s.shortCircuit() {
 		pr.early = func(res txn.Result, zxid int64) {
@@ -163,7 +163,7 @@ func (c *conn) write(h zkproto.RequestHeader, req zkproto.Record) {
 			c.order.early(pr, func() {
 				c.reply(h.Xid, zxid, code, body)
 				s.metrics.weakEarly.Inc()
-				s.latency.observe(time.Since(start))
+				s.observeRequest(true, time.Since(start))
 			})
 		}
 	}

@@ -208,10 +208,11 @@ func (s *Server) Start() error {
 			go s.acceptLoop(ln)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.expiryLoop()
 	go s.maintenanceLoop()
 	go s.declareLoop()
+	go s.seriesLoop()
 	if replicated {
 		s.wg.Add(1)
 		go s.servingLoop(rp)

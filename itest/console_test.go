@@ -1,0 +1,83 @@
+package itest
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/console"
+	"github.com/giraffe-coord/giraffe/internal/members"
+)
+
+// ensembleView asks server s's console for the ensemble.
+func ensembleView(t *testing.T, addr string) console.Ensemble {
+	t.Helper()
+	code, body := httpDo(t, http.MethodGet, addr, console.PathEnsemble, "", "")
+	var e console.Ensemble
+	if err := json.Unmarshal([]byte(body), &e); code != http.StatusOK || err != nil {
+		t.Fatalf("GET %s on %s: %d %v\n%s", console.PathEnsemble, addr, code, err, body)
+	}
+	return e
+}
+
+// TestConsoleEnsembleView: any member's console, unauthenticated, shows
+// the ensemble as the launcher sees it (the leader, a coordinator for each
+// group, every member reachable with its group), and after the leader is
+// killed, the new leader and the old one unreachable.
+func TestConsoleEnsembleView(t *testing.T) {
+	c := StartEnsemble(t, members.Shape{Nodes: 6, Trees: 2, Children: 2})
+	leader, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := follower(c, leader)
+	var e console.Ensemble
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e = ensembleView(t, other.AdminAddr)
+		ok := e.Leader == leader && len(e.Members) == 6 && len(e.Groups) == 2
+		for _, g := range e.Groups {
+			ok = ok && g.Coordinator != 0 && len(g.Edges) == len(g.Members)-1
+		}
+		for _, m := range e.Members {
+			ok = ok && m.Reachable && m.Group >= 0 && m.Lag >= 0
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("console view from %d: %+v, want leader %d, 2 groups with coordinators and trees, 6 reachable members",
+				other.ID, e, leader)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, st := range c.Status() {
+		for _, m := range e.Members {
+			if m.ID == st.ID && (m.Group != st.Color || m.Admin != byID(t, c, st.ID).AdminAddr) {
+				t.Errorf("server %d: console says group %d at %s, launcher group %d", m.ID, m.Group, m.Admin, st.Color)
+			}
+		}
+	}
+
+	if err := c.Kill(leader); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		e = ensembleView(t, other.AdminAddr)
+		var old console.Member
+		for _, m := range e.Members {
+			if m.ID == leader {
+				old = m
+			}
+		}
+		if e.Leader != 0 && e.Leader != leader && !old.Reachable && old.Role == console.RoleUnreachable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after killing leader %d the console shows leader %d, old leader %+v", leader, e.Leader, old)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
