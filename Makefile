@@ -10,13 +10,38 @@ PY      := $(VENV)/bin/python
 ZKPEER  := ../shared/peers/zookeeper
 RUN_DIR ?= /tmp/giraffe-run
 PORT    ?= 2181
+UI_DIR  := internal/console/web
+NPM     ?= npm
+# The console's front end is built when npm is there; without it the
+# binary still builds and serves a page saying to run `make ui`.
+HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables test-hc-long clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables test-hc-long clean
 
 all: build
 
-build:
+build: $(if $(HAVE_NPM),ui)
 	$(GO) build -o $(BIN) ./cmd/giraffe
+
+## ui: the web console's front end (TypeScript, bundled with uPlot by esbuild; packages from the npm registry) into $(UI_DIR)/dist, which the binary embeds.
+ui: $(UI_DIR)/dist/index.html
+$(UI_DIR)/node_modules/.installed: $(UI_DIR)/package.json $(UI_DIR)/package-lock.json
+	cd $(UI_DIR) && $(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
+$(UI_DIR)/dist/index.html: $(UI_DIR)/node_modules/.installed $(wildcard $(UI_DIR)/src/*) $(UI_DIR)/build.mjs $(UI_DIR)/tsconfig.json
+	cd $(UI_DIR) && $(NPM) run --silent build
+
+## setup-browser: Debian's Chromium, for the console's browser tests.
+setup-browser:
+	scripts/setup-chromium.sh
+
+## test-ui: the console in headless Chromium (playwright-core) against a 9-server ensemble of processes.
+test-ui: ui build setup-browser
+	cd $(UI_DIR) && GIRAFFE_BIN=$(CURDIR)/$(BIN) node --test e2e/
+
+## ui-screenshots: test-ui, keeping screenshots of the main views in docs/img (the README shows them).
+ui-screenshots: ui build setup-browser
+	cd $(UI_DIR) && GIRAFFE_BIN=$(CURDIR)/$(BIN) CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img node --test e2e/
 
 ## lab: the laboratory binary (simulator, its benchmarks, the lock experiments).
 lab:
@@ -115,4 +140,5 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin $(VENV)
+	rm -rf bin $(VENV) $(UI_DIR)/node_modules
+	find $(UI_DIR)/dist -mindepth 1 ! -name .gitkeep -delete
