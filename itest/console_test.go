@@ -2,6 +2,7 @@ package itest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -79,5 +80,29 @@ func TestConsoleEnsembleView(t *testing.T) {
 			t.Fatalf("after killing leader %d the console shows leader %d, old leader %+v", leader, e.Leader, old)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// The timeline holds the change, as the survivors noticed it.
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		code, body := httpDo(t, http.MethodGet, other.AdminAddr, console.PathTimeline, "", "")
+		var tl map[members.ID][]console.Event
+		if err := json.Unmarshal([]byte(body), &tl); code != http.StatusOK || err != nil {
+			t.Fatalf("GET %s: %d %v\n%s", console.PathTimeline, code, err, body)
+		}
+		noticed := 0
+		for _, evs := range tl {
+			for _, ev := range evs {
+				if ev.Kind == "leader" && ev.Text == fmt.Sprintf("leader %d, epoch %d", e.Leader, e.Epoch) {
+					noticed++
+				}
+			}
+		}
+		if _, ok := tl[leader]; !ok && noticed >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the timeline does not show leader %d (epoch %d) from the survivors: %s", e.Leader, e.Epoch, body)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -44,7 +44,15 @@ func (s *Server) consoleHandler() http.Handler {
 	mux.HandleFunc(console.PathSelf, get(func(*http.Request) any { return s.consoleSelf() }))
 	mux.HandleFunc(console.PathSeries, get(func(*http.Request) any { return s.metrics.series.Samples() }))
 	mux.HandleFunc(console.PathEnsemble, get(func(r *http.Request) any { return s.consoleEnsemble(r.Context()) }))
-	mux.HandleFunc(console.PathLoads, get(func(r *http.Request) any { return s.consoleLoads(r.Context()) }))
+	mux.HandleFunc(console.PathLoads, get(func(r *http.Request) any {
+		v, _ := s.consolePeers()
+		return console.Collect(r.Context(), v, consoleHTTP, console.PathSeries, s.metrics.series.Samples())
+	}))
+	mux.HandleFunc(console.PathEvents, get(func(*http.Request) any { return s.journal.Events() }))
+	mux.HandleFunc(console.PathTimeline, get(func(r *http.Request) any {
+		v, _ := s.consolePeers()
+		return console.Collect(r.Context(), v, consoleHTTP, console.PathEvents, s.journal.Events())
+	}))
 	mux.HandleFunc(console.PathWhoami, get(func(r *http.Request) any {
 		return console.Who{Admin: adminapi.CheckToken(r, s.cfg.adminToken) == nil, Server: s.cfg.ServerID}
 	}))
@@ -112,13 +120,6 @@ var consoleHTTP = &http.Client{Timeout: 2 * console.FetchTimeout}
 func (s *Server) consoleEnsemble(ctx context.Context) console.Ensemble {
 	v, _ := s.consolePeers()
 	return console.Gather(ctx, v, console.HTTPFetcher(consoleHTTP))
-}
-
-// consoleLoads returns every member's samples by server id (members that
-// do not answer are left out).
-func (s *Server) consoleLoads(ctx context.Context) map[quorum.ID][]console.Sample {
-	v, _ := s.consolePeers()
-	return console.Loads(ctx, v, consoleHTTP, s.metrics.series.Samples())
 }
 
 // znodeHandler serves /ui/api/znode: GET reads, POST creates, PUT sets and
@@ -268,7 +269,8 @@ func statusOf(code zkproto.Code) int {
 	return http.StatusServiceUnavailable
 }
 
-// seriesLoop closes a second of the console's load samples every second.
+// seriesLoop closes a second of the console's load samples every second,
+// and notes the changes the server sees in itself for its timeline.
 func (s *Server) seriesLoop() {
 	defer s.wg.Done()
 	t := time.NewTicker(time.Second)
@@ -279,6 +281,14 @@ func (s *Server) seriesLoop() {
 			return
 		case now := <-t.C:
 			s.metrics.series.Roll(now)
+			var ids []quorum.ID
+			if s.cfg.Replicated() {
+				m, _, _ := s.membership.get()
+				for _, x := range m.Members {
+					ids = append(ids, x.ID)
+				}
+			}
+			s.journal.Observe(now, s.consoleSelf(), ids)
 		}
 	}
 }

@@ -47,6 +47,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/console"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/sessions"
@@ -85,6 +86,7 @@ type Server struct {
 	guard    *servingGuard     // an ensemble member's quorum contact (serving.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
+	journal  console.Journal // what the web console's timeline shows (console.go)
 	pipe     orderer
 	snaps    *snapshotter
 	metrics  *metrics

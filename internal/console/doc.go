@@ -12,6 +12,8 @@
 //	GET    series        this server's Samples over the last Keep seconds
 //	GET    ensemble      every member's Self, the groups and their trees (Ensemble)
 //	GET    loads         every member's Samples, by server id
+//	GET    events        this server's Events (Journal)
+//	GET    timeline      every member's Events, by server id
 //	GET    whoami        whether the request carries the admin token (Who)
 //	GET    znode?path=P  one znode: data, Stat, ACL and children (Znode)
 //	POST   znode         create (Change; admin token)
@@ -28,6 +30,8 @@ const (
 	PathSeries   = "/ui/api/series"
 	PathEnsemble = "/ui/api/ensemble"
 	PathLoads    = "/ui/api/loads"
+	PathEvents   = "/ui/api/events"
+	PathTimeline = "/ui/api/timeline"
 	PathWhoami   = "/ui/api/whoami"
 	PathZnode    = "/ui/api/znode"
 )

@@ -193,12 +193,12 @@ func lag(leader, applied string) int64 {
 // Zxid formats a zxid as the console shows it.
 func Zxid(z uint64) string { return fmt.Sprintf("0x%x", z) }
 
-// Loads asks every peer but the gathering server for its samples
-// (GET /ui/api/series), all at once and each for at most FetchTimeout, and
-// returns them by server id with own, the gathering server's; a member
-// that does not answer is left out.
-func Loads(ctx context.Context, v View, c *http.Client, own []Sample) map[quorum.ID][]Sample {
-	out := map[quorum.ID][]Sample{v.Self.ID: own}
+// Collect asks every peer but the gathering server for path on its
+// console (a GET answered with JSON), all at once and each for at most
+// FetchTimeout, and returns the answers by server id with own, the
+// gathering server's; a member that does not answer is left out.
+func Collect[T any](ctx context.Context, v View, c *http.Client, path string, own T) map[quorum.ID]T {
+	out := map[quorum.ID]T{v.Self.ID: own}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, p := range v.Peers {
@@ -210,10 +210,10 @@ func Loads(ctx context.Context, v View, c *http.Client, own []Sample) map[quorum
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 			defer cancel()
-			var ss []Sample
-			if getJSON(ctx, c, "http://"+p.Admin+PathSeries, &ss) == nil {
+			var x T
+			if getJSON(ctx, c, "http://"+p.Admin+path, &x) == nil {
 				mu.Lock()
-				out[p.ID] = ss
+				out[p.ID] = x
 				mu.Unlock()
 			}
 		}()

@@ -129,7 +129,7 @@ test("the forest shows the leader and every group's coordinator", async () => {
 
 test("the load charts plot the servers' own samples", async () => {
   const one = rows.find((r) => r.id === follower()).address;
-  giraffe("bench", "--servers", one, "--workload", "mixed", "--duration", "3s", "--warmup", "1s", "--sessions", "2", "--outstanding", "8", "--quiet");
+  giraffe("bench", "--servers", one, "--workload", "mixed", "--duration", "3s", "--warmup", "1s", "--sessions", "1", "--outstanding", "16", "--quiet");
   const page = await open(follower(), "load");
   // The charts' source, every server's samples, holds the benchmark's writes.
   const writes = await page.evaluate(async () => {
@@ -232,6 +232,8 @@ test("the console follows a leader kill within 2 s, and a page on the dead leade
   const st = status().find((r) => r.id === next);
   assert.equal(st.role, "leader");
   assert.equal(await watcher.locator(`tr[data-server="${leader}"]`).getAttribute("data-role"), "unreachable");
+  // The timeline shows the election, as the survivors noticed it.
+  await watcher.locator("#events li[data-kind=leader]", { hasText: `leader ${next},` }).first().waitFor();
   // The page the dead leader served moves to another member's console.
   await onLeader.waitForURL((u) => !u.href.startsWith(rows.find((r) => r.id === leader).console), { timeout: 30_000 });
   await onLeader.locator(`[data-testid=leader][data-leader="${next}"]`).waitFor();

@@ -91,6 +91,13 @@ export interface Znode {
   children_error?: string;
 }
 
+export interface Event {
+  t: number;
+  server: number;
+  kind: string;
+  text: string;
+}
+
 export interface Who {
   admin: boolean;
   server: number;
@@ -134,6 +141,7 @@ export async function call<T>(method: string, path: string, body?: unknown, time
 
 export const getEnsemble = () => call<Ensemble>("GET", "ensemble", undefined, 2000);
 export const getLoads = () => call<Record<string, Sample[]>>("GET", "loads");
+export const getTimeline = () => call<Record<string, Event[]>>("GET", "timeline");
 export const getWho = () => call<Who>("GET", "whoami");
 export const getZnode = (path: string) => call<Znode>("GET", "znode?path=" + encodeURIComponent(path));
 export const createZnode = (path: string, data: Uint8Array) =>

@@ -50,9 +50,16 @@ export class DataBrowser {
   private open = new Set<string>(["/"]);
   private selected = "/";
   private mode = "text";
+  private follow = false;
+  private shownPath = "";
+  private shownKey = "";
 
   constructor(el: HTMLElement, private isAdmin: () => boolean) {
     fill(el, h("div", { class: "browser" }, h("nav", { class: "treebox", "aria-label": "znode tree" }, this.treeEl), this.detail), this.status);
+    // Following a znode re-reads it every second while its tab is shown.
+    setInterval(() => {
+      if (this.follow && !el.hidden) void this.select(this.selected, true);
+    }, 1000);
   }
 
   async refresh(): Promise<void> {
@@ -106,7 +113,8 @@ export class DataBrowser {
     (this.treeEl.querySelector(`button[data-path="${CSS.escape(path)}"]`) as HTMLElement | null)?.focus();
   }
 
-  private async select(path: string): Promise<void> {
+  /** Shows path; onlyIfChanged keeps the page (and any half-typed form) when the znode is as shown. */
+  private async select(path: string, onlyIfChanged = false): Promise<void> {
     let z: Znode;
     try {
       z = await getZnode(path);
@@ -118,7 +126,10 @@ export class DataBrowser {
       fill(this.detail, h("p", { class: "error" }, errText(e)));
       return;
     }
-    this.selected = path;
+    const key = JSON.stringify([z.stat, z.data, z.children, z.data_error]);
+    if (onlyIfChanged && path === this.shownPath && key === this.shownKey) return;
+    this.selected = this.shownPath = path;
+    this.shownKey = key;
     const data = fromBase64(z.data);
     const pre = h("pre", { class: "zdata", tabindex: 0, "aria-label": "data" }, z.data_error ? `(not readable: ${z.data_error})` : asText(data, this.mode));
     const modes = h(
@@ -174,10 +185,15 @@ export class DataBrowser {
           { class: "acl", "aria-label": "ACL" },
           ...z.acl.map((a) => h("li", { class: "mono" }, `${a.scheme}:${a.id} ${PERMS.map(([bit, c]) => (a.perms & bit ? c : "-")).join("")}`)),
         );
+    const follow = h("label", { class: "follow" }, h("input", {
+      type: "checkbox",
+      checked: this.follow,
+      onchange: (e: Event) => (this.follow = (e.target as HTMLInputElement).checked),
+    }), " follow (re-read every second)");
     fill(
       this.detail,
       h("h2", { class: "zpath mono", "data-testid": "znode-path" }, z.path),
-      modes,
+      h("div", { class: "modes" }, modes, follow),
       pre,
       h("div", { class: "meta" }, stat, h("div", {}, h("h3", {}, "ACL"), acl)),
       this.actions(z, data),

@@ -2,7 +2,7 @@
 // per group, drawn from its coordinator down the links its messages take)
 // and a table of every server.
 
-import type { Ensemble, Group, Member } from "./api";
+import type { Ensemble, Event, Group, Member } from "./api";
 import { fill, groupColor, h, s } from "./dom";
 
 const R = 16; // node radius
@@ -142,4 +142,45 @@ export function renderEnsemble(el: HTMLElement, e: Ensemble): void {
     ),
   );
   fill(el, forest, table);
+}
+
+/**
+ * Renders the members' events as one timeline, newest first: the same
+ * change noticed by several servers is one line, at the first notice,
+ * naming who noticed.
+ */
+export function renderTimeline(el: HTMLElement, byServer: Record<string, Event[]>): void {
+  const merged = new Map<string, { t: number; kind: string; text: string; servers: number[] }>();
+  for (const evs of Object.values(byServer)) {
+    for (const e of evs) {
+      // A change is the same one when noticed within 5 s.
+      const key = `${e.kind}|${e.text}|${Math.floor(e.t / 5000)}`;
+      const m = merged.get(key);
+      if (!m) merged.set(key, { t: e.t, kind: e.kind, text: e.text, servers: [e.server] });
+      else {
+        m.t = Math.min(m.t, e.t);
+        if (!m.servers.includes(e.server)) m.servers.push(e.server);
+      }
+    }
+  }
+  const rows = [...merged.values()].sort((a, b) => b.t - a.t).slice(0, 40);
+  if (!rows.length) {
+    fill(el, h("li", { class: "muted" }, "No elections or membership changes since the servers started."));
+    return;
+  }
+  fill(
+    el,
+    ...rows.map((r) =>
+      h(
+        "li",
+        { class: "event " + r.kind, "data-kind": r.kind },
+        h("time", { datetime: new Date(r.t).toISOString() }, new Date(r.t).toLocaleTimeString()),
+        " ",
+        h("span", { class: "kind" }, r.kind),
+        " ",
+        r.text,
+        r.kind === "role" ? "" : h("span", { class: "muted" }, ` (seen by ${r.servers.sort((a, b) => a - b).join(", ")})`),
+      ),
+    ),
+  );
 }

@@ -3,11 +3,11 @@
 // stops answering, the page moves to another member's console.
 
 import "./style.css";
-import { getEnsemble, getLoads, getWho, setToken, token, type Ensemble } from "./api";
+import { getEnsemble, getLoads, getTimeline, getWho, setToken, token, type Ensemble } from "./api";
 import { Charts } from "./charts";
 import { DataBrowser } from "./data";
 import { fill, h } from "./dom";
-import { renderEnsemble } from "./forest";
+import { renderEnsemble, renderTimeline } from "./forest";
 
 const $ = (id: string) => document.getElementById(id)!;
 
@@ -53,9 +53,10 @@ async function refreshWho(): Promise<void> {
   } catch {
     admin = false;
   }
+  let refused = "";
   if (token() && !admin) {
     setToken(null);
-    $("signin-msg").textContent = "That token is not the ensemble's admin token.";
+    refused = "That token is not the ensemble's admin token.";
   }
   const box = $("auth");
   if (admin) {
@@ -80,7 +81,7 @@ async function refreshWho(): Promise<void> {
         },
         input,
         h("button", { type: "submit" }, "Sign in"),
-        h("span", { id: "signin-msg", class: "error", role: "alert" }),
+        h("span", { id: "signin-msg", class: "error", role: "alert" }, refused),
       ),
     );
   }
@@ -111,7 +112,7 @@ async function pollEnsemble(): Promise<void> {
     $("live").className = "live ok";
     $("live").textContent = "live";
     renderHeader(e);
-    renderEnsemble($("ensemble"), e);
+    renderEnsemble($("ensemble-view"), e);
   } catch (err) {
     $("live").className = "live stale";
     $("live").textContent = "not answering";
@@ -142,6 +143,15 @@ async function moveToAnotherMember(): Promise<void> {
   }
 }
 
+async function pollTimeline(): Promise<void> {
+  if (current !== "ensemble") return;
+  try {
+    renderTimeline($("events"), await getTimeline());
+  } catch {
+    // The ensemble poll reports the server's state.
+  }
+}
+
 async function pollLoads(): Promise<void> {
   if (current !== "load") return;
   try {
@@ -157,3 +167,5 @@ void refreshWho();
 void pollEnsemble();
 setInterval(() => void pollEnsemble(), 500);
 setInterval(() => void pollLoads(), 2000);
+void pollTimeline();
+setInterval(() => void pollTimeline(), 2000);
