@@ -56,7 +56,7 @@ run-standalone: build
 	$(BIN) server --data-dir $(RUN_DIR)-standalone --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
-test: vet build setup test-go test-ensemble test-sim test-python test-java
+test: vet build setup test-go test-ensemble test-sim test-python test-java test-ui
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
@@ -110,7 +110,7 @@ bench-zk-tables:
 	scripts/bench-create-table.sh 8s
 	scripts/bench-barriers-table.sh
 
-setup: setup-python setup-java
+setup: setup-python setup-java setup-browser
 
 setup-python: $(VENV)/.installed
 $(VENV)/.installed: tests/python/requirements.txt

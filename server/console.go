@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -240,7 +239,7 @@ func (s *Server) readZnode(path string) (console.Znode, zkproto.Code) {
 		z.ACLError = code.String()
 	}
 	if kids, _, code := s.tree.Children(path, nil); code == zkproto.OK {
-		z.Children = slices.Sorted(slices.Values(kids))
+		z.Children = append(z.Children, kids...) // sorted, and [] rather than null when none
 	} else {
 		z.ChildrenError = code.String()
 	}

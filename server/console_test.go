@@ -73,7 +73,7 @@ func TestConsoleReadsOpenWritesNeedTheToken(t *testing.T) {
 	var z console.Znode
 	code, body = request(t, http.MethodGet, base+console.PathZnode+"?path=/c", "", "")
 	if decode(t, body, &z); code != http.StatusOK || string(z.Data) != "hello" || z.Stat.Version != 0 ||
-		len(z.ACL) != 1 || z.ACL[0].Scheme != "world" {
+		len(z.ACL) != 1 || z.ACL[0].Scheme != "world" || z.Children == nil || !strings.Contains(body, `"children":[]`) {
 		t.Fatalf("GET /c: %d %+v", code, z)
 	}
 	if code, _ := request(t, http.MethodPut, base+console.PathZnode, token, `{"path":"/c","data":"","version":7}`); code != http.StatusConflict {

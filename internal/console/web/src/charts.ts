@@ -45,8 +45,16 @@ const CHARTS: Chart[] = [
 /** The charts of the Load tab; update() feeds them the servers' samples. */
 export class Charts {
   private plots: uPlot[] = [];
+  private boxes: HTMLElement[] = [];
 
-  constructor(private el: HTMLElement) {}
+  constructor(private el: HTMLElement) {
+    // Each chart is as wide as its box, which the grid sizes.
+    new ResizeObserver(() => this.plots.forEach((p, i) => p.setSize({ width: this.width(i), height: 180 }))).observe(el);
+  }
+
+  private width(i: number): number {
+    return Math.max(200, this.boxes[i].clientWidth - 16);
+  }
 
   update(loads: Record<string, Sample[]>): void {
     // One row per second present on any server, in order.
@@ -58,31 +66,27 @@ export class Charts {
       }
     }
     const times = [...bySecond.keys()].sort((a, b) => a - b);
-    const width = Math.max(280, Math.min(this.el.clientWidth - 8, 1200) / (this.el.clientWidth > 900 ? 2 : 1) - 16);
     CHARTS.forEach((c, i) => {
       const data: uPlot.AlignedData = [times, ...c.series.map((sr) => times.map((t) => sr.value(bySecond.get(t)!)))];
-      let p = this.plots[i];
-      if (!p || Math.abs(p.width - width) > 20) {
-        p?.destroy();
-        const box = h("figure", { class: "chart", "data-chart": i }, h("figcaption", {}, c.title));
-        if (this.el.children[i]) this.el.children[i].replaceWith(box);
-        else this.el.append(box);
-        p = new uPlot(
-          {
-            width,
-            height: 180,
-            series: [{}, ...c.series.map((sr) => ({ label: sr.label, stroke: sr.stroke, width: 2, spanGaps: true }))],
-            axes: [{}, { label: c.unit, size: 56 }],
-            scales: { x: { time: true } },
-            legend: { live: true },
-          },
-          data,
-          box,
-        );
-        this.plots[i] = p;
-      } else {
-        p.setData(data);
+      if (this.plots[i]) {
+        this.plots[i].setData(data);
+        return;
       }
+      const box = h("figure", { class: "chart", "data-chart": i }, h("figcaption", {}, c.title));
+      this.el.append(box);
+      this.boxes[i] = box;
+      this.plots[i] = new uPlot(
+        {
+          width: this.width(i),
+          height: 180,
+          series: [{}, ...c.series.map((sr) => ({ label: sr.label, stroke: sr.stroke, width: 2, spanGaps: true }))],
+          axes: [{}, { label: c.unit, size: 56 }],
+          scales: { x: { time: true } },
+          legend: { live: true },
+        },
+        data,
+        box,
+      );
     });
   }
 }

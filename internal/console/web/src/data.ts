@@ -91,9 +91,10 @@ export class DataBrowser {
     if (isOpen) {
       try {
         const z = await getZnode(path);
-        if (z.children.length) {
+        const children = z.children ?? [];
+        if (children.length) {
           const ul = h("ul", { role: "group" });
-          for (const c of z.children) ul.append(await this.item(join(path, c), c));
+          for (const c of children) ul.append(await this.item(join(path, c), c));
           li.append(ul);
         }
       } catch (e) {
@@ -157,8 +158,7 @@ export class DataBrowser {
     const stat = st
       ? h(
           "table",
-          { class: "stat" },
-          h("caption", {}, "Stat"),
+          { class: "stat", "aria-label": "Stat" },
           h(
             "tbody",
             {},
@@ -195,7 +195,7 @@ export class DataBrowser {
       h("h2", { class: "zpath mono", "data-testid": "znode-path" }, z.path),
       h("div", { class: "modes" }, modes, follow),
       pre,
-      h("div", { class: "meta" }, stat, h("div", {}, h("h3", {}, "ACL"), acl)),
+      h("div", { class: "meta" }, h("div", {}, h("h3", {}, "Stat"), stat), h("div", {}, h("h3", {}, "ACL"), acl)),
       this.actions(z, data),
     );
   }
