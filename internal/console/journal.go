@@ -25,38 +25,40 @@ type Event struct {
 const KeepEvents = 200
 
 // Journal notes the changes between successive reports of one server.
+// Its first note is the state the server first reports (its leader, role
+// and members), so an election at start-up is on the timeline too.
 type Journal struct {
 	mu      sync.Mutex
 	events  []Event
-	started bool
 	last    Self
 	members []quorum.ID
 }
 
 // Observe compares the server's report s and its members with the
-// previous ones and notes what changed. The first call only records.
+// previous ones and notes what changed.
 func (j *Journal) Observe(now time.Time, s Self, members []quorum.ID) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	prev, prevMembers, started := j.last, j.members, j.started
-	j.last, j.members, j.started = s, slices.Clone(members), true
-	if !started {
-		return
-	}
+	prev, prevMembers := j.last, j.members
+	j.last, j.members = s, slices.Clone(members)
 	add := func(kind, format string, args ...any) {
 		j.events = append(j.events, Event{At: now.UnixMilli(), Server: s.ID, Kind: kind, Text: fmt.Sprintf(format, args...)})
 		if len(j.events) > KeepEvents {
 			j.events = slices.Delete(j.events, 0, len(j.events)-KeepEvents)
 		}
 	}
-	if s.Leader != prev.Leader || s.Epoch != prev.Epoch {
-		if s.Leader == 0 {
-			add("leader", "no leader known (epoch %d)", s.Epoch)
-		} else {
-			add("leader", "leader %d, epoch %d", s.Leader, s.Epoch)
-		}
+	switch {
+	case s.Leader == prev.Leader && s.Epoch == prev.Epoch:
+	case s.Leader != 0:
+		add("leader", "leader %d, epoch %d", s.Leader, s.Epoch)
+	case prev.Leader != 0:
+		add("leader", "no leader known (epoch %d)", s.Epoch)
 	}
-	if s.Role != prev.Role {
+	switch {
+	case s.Role == prev.Role:
+	case prev.Role == "":
+		add("role", "server %d: %s", s.ID, s.Role)
+	default:
 		add("role", "server %d: %s, was %s", s.ID, s.Role, prev.Role)
 	}
 	if !slices.Equal(members, prevMembers) {
