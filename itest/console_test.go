@@ -61,6 +61,28 @@ func TestConsoleEnsembleView(t *testing.T) {
 		}
 	}
 
+	// An administrator's create on one member's console is ordered through
+	// the log and read on another's; without the token it is refused.
+	body := `{"path":"/from-console","data":"eA=="}`
+	if code, _ := httpDo(t, http.MethodPost, other.AdminAddr, console.PathZnode, "", body); code != http.StatusUnauthorized {
+		t.Errorf("create without the token: %d, want 401", code)
+	}
+	if code, resp := httpDo(t, http.MethodPost, other.AdminAddr, console.PathZnode, clusterToken(t, c), body); code != http.StatusOK {
+		t.Fatalf("create with the token on server %d: %d %s", other.ID, code, resp)
+	}
+	third := follower(c, other.ID)
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		code, _ := httpDo(t, http.MethodGet, third.AdminAddr, console.PathZnode+"?path=/from-console", "", "")
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d does not show /from-console: %d", third.ID, code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	if err := c.Kill(leader); err != nil {
 		t.Fatal(err)
 	}

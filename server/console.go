@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/console"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
@@ -21,9 +19,8 @@ import (
 // they show what the metrics port and an unauthenticated ZooKeeper client
 // already see (the membership, the roles, the load, and the znodes whose
 // ACL lets anyone read them). Its writes (create, set, delete) need the
-// admin token, as every other request of the admin listener, and go
-// through the log as any client's do, from a session the console opens on
-// this server for the one request.
+// admin token, as every other request of the admin listener, and are a
+// client's writes (console_write.go).
 
 // consoleHandler routes the console's requests; writes check the token.
 func (s *Server) consoleHandler() http.Handler {
@@ -183,30 +180,6 @@ func (s *Server) znodeHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, z)
-}
-
-// consoleWrite makes one change through a session of its own on this
-// server, so that it is ordered, checked and answered as a client's.
-func (s *Server) consoleWrite(ctx context.Context, method string, ch console.Change) error {
-	dial := func(context.Context, string, string) (net.Conn, error) {
-		a, b := net.Pipe()
-		s.ServeConn(b)
-		return a, nil
-	}
-	c, err := client.Connect(ctx, []string{"console"}, client.WithDialer(dial), client.WithoutShuffle())
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	switch method {
-	case http.MethodPost:
-		_, _, err = c.Create(ctx, ch.Path, ch.Data, client.Persistent, zkproto.OpenACLUnsafe)
-	case http.MethodPut:
-		_, err = c.Set(ctx, ch.Path, ch.Data, ch.Version)
-	default:
-		err = c.Delete(ctx, ch.Path, ch.Version)
-	}
-	return err
 }
 
 // readZnode reads path from this server's tree as an unauthenticated

@@ -6,7 +6,8 @@ import "uplot/dist/uPlot.min.css";
 import type { Sample } from "./api";
 import { h } from "./dom";
 
-type Series = { label: string; stroke: string; value: (ss: Sample[]) => number };
+/** value is null for a second without data: uPlot leaves a gap. */
+type Series = { label: string; stroke: string; value: (ss: Sample[]) => number | null };
 
 interface Chart {
   title: string;
@@ -18,7 +19,7 @@ const sum = (f: (s: Sample) => number) => (ss: Sample[]) => ss.reduce((a, s) => 
 const worst = (f: (s: Sample) => number) => (ss: Sample[]) => ss.reduce((a, s) => Math.max(a, f(s)), 0);
 const mean = (f: (s: Sample) => number) => (ss: Sample[]) => {
   const xs = ss.filter((s) => s.fsyncs > 0).map(f);
-  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 };
 
 const CHARTS: Chart[] = [
