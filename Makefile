@@ -14,13 +14,38 @@ PORT    ?= 2181
 # tag or commit, "-dirty" when it has uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X github.com/giraffe-coord/giraffe/internal/buildinfo.Version=$(VERSION)
+UI_DIR  := internal/console/web
+NPM     ?= npm
+# The console's front end is built when npm is there; without it the
+# binary still builds and serves a page saying to run `make ui`.
+HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
 
 all: build
 
-build:
+build: $(if $(HAVE_NPM),ui)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/giraffe
+
+## ui: the web console's front end (TypeScript, bundled with uPlot by esbuild; packages from the npm registry) into $(UI_DIR)/dist, which the binary embeds.
+ui: $(UI_DIR)/dist/index.html
+$(UI_DIR)/node_modules/.installed: $(UI_DIR)/package.json $(UI_DIR)/package-lock.json
+	cd $(UI_DIR) && $(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
+$(UI_DIR)/dist/index.html: $(UI_DIR)/node_modules/.installed $(wildcard $(UI_DIR)/src/*) $(UI_DIR)/build.mjs $(UI_DIR)/tsconfig.json
+	cd $(UI_DIR) && $(NPM) run --silent build
+
+## setup-browser: Debian's Chromium, for the console's browser tests.
+setup-browser:
+	scripts/setup-chromium.sh
+
+## test-ui: the console in headless Chromium (playwright-core) against a 9-server ensemble of processes.
+test-ui: ui build setup-browser
+	cd $(UI_DIR) && GIRAFFE_BIN=$(CURDIR)/$(BIN) node --test e2e/
+
+## ui-screenshots: test-ui, keeping screenshots of the main views in docs/img (the README shows them).
+ui-screenshots: ui build setup-browser
+	cd $(UI_DIR) && GIRAFFE_BIN=$(CURDIR)/$(BIN) CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img node --test e2e/
 
 ## lab: the laboratory binary (simulator, its benchmarks, the lock experiments).
 lab:
@@ -35,7 +60,7 @@ run-standalone: build
 	$(BIN) server --data-dir $(RUN_DIR)-standalone --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
-test: vet build setup test-go test-ensemble test-sim test-python test-java
+test: vet build setup test-go test-ensemble test-sim test-python test-java test-ui
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
@@ -101,7 +126,7 @@ bench-ns:
 bench-hc: build lab
 	GIRAFFE_BIN=$(BIN) GIRAFFE_LAB=$(LAB) scripts/bench-hc-table.sh 50s 5 0.25 docs/hc/table1
 
-setup: setup-python setup-java
+setup: setup-python setup-java setup-browser
 
 setup-python: $(VENV)/.installed
 $(VENV)/.installed: tests/python/requirements.txt
@@ -131,4 +156,5 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin $(VENV)
+	rm -rf bin $(VENV) $(UI_DIR)/node_modules
+	find $(UI_DIR)/dist -mindepth 1 ! -name .gitkeep -delete

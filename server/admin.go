@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/console"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
@@ -25,7 +27,8 @@ import (
 // /membership, POST /join and /leave; the changes themselves are made in
 // reconfig.go) and fault injection (/faults, faults.go, only with
 // Config.FaultInjection). Every admin request must carry the admin token
-// (401 otherwise), and without a token the admin port does not open, so
+// (401 otherwise), but the web console's pages and reads under /ui/
+// (console.go), and without a token the admin port does not open, so
 // nothing that changes the ensemble is reachable unauthenticated. Joins
 // and departures are ordered by the global leader; another server answers
 // 421 with the leader's admin address, which adminapi's client follows.
@@ -58,7 +61,12 @@ func (s *Server) adminHandler() http.Handler {
 	mux.HandleFunc(adminapi.PathLeave, s.leaveHandler)
 	s.handleCommands(mux, true)
 	mux.HandleFunc(adminapi.PathReconfig, s.reconfigHandler)
+	ui := s.consoleHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, console.Prefix) {
+			ui.ServeHTTP(w, r) // reads are open; its writes check the token
+			return
+		}
 		if err := adminapi.CheckToken(r, s.cfg.adminToken); err != nil {
 			s.log.Warn("admin port: request refused", "reason", err.Error(),
 				"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)

@@ -9,11 +9,12 @@ import (
 )
 
 // observeRequest records that a request of op was answered took after it
-// was read: in srvr's and mntr's latency and in the Prometheus histogram
-// of its operation.
+// was read: in srvr's and mntr's latency, in the Prometheus histogram of
+// its operation and in the console's per-second samples.
 func (s *Server) observeRequest(op zkproto.OpCode, took time.Duration) {
 	s.latency.observe(took)
 	s.metrics.requestSeconds.WithLabelValues(op.String()).Observe(took.Seconds())
+	s.metrics.series.Request(isWrite(op), took)
 }
 
 // latencyStats keeps what srvr and mntr report as "Latency min/avg/max":

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/giraffe-coord/giraffe/internal/console"
 )
 
 // metrics are the server's Prometheus metrics, in a registry of its own so
@@ -41,11 +43,16 @@ type metrics struct {
 	weakEarlyNS  *prometheus.CounterVec // weakEarly by namespace root
 	weakMismatch prometheus.Counter
 	weakLost     prometheus.Counter
+
+	// series is the load second by second for the web console's charts
+	// (console.go).
+	series *console.Recorder
 }
 
 func newMetrics() *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg:    prometheus.NewRegistry(),
+		series: console.NewRecorder(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "giraffe_requests_total", Help: "Client requests received, by opcode.",
 		}, []string{"op"}),
@@ -126,6 +133,7 @@ func newMetrics() *metrics {
 func (m *metrics) observeSync(entries int, took time.Duration) {
 	m.fsyncSeconds.Observe(took.Seconds())
 	m.batchSize.Observe(float64(entries))
+	m.series.Sync(entries, took)
 }
 
 // register adds the gauges that read the server's state when scraped.

@@ -52,6 +52,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/console"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/sessions"
@@ -91,6 +92,7 @@ type Server struct {
 	contacts contacts          // when each member's touch last committed (contact.go)
 	faults   *transport.Faults // an ensemble member's injected network faults
 	latency  latencyStats
+	journal  console.Journal // what the web console's timeline shows (console.go)
 	pipe     orderer
 	snaps    *snapshotter
 	metrics  *metrics
@@ -214,10 +216,11 @@ func (s *Server) Start() error {
 			go s.acceptLoop(ln)
 		}
 	}
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.expiryLoop()
 	go s.maintenanceLoop()
 	go s.declareLoop()
+	go s.seriesLoop()
 	if replicated {
 		s.wg.Add(1)
 		go s.servingLoop(rp)

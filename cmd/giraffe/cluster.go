@@ -100,6 +100,7 @@ peers over mutual TLS (sslQuorum=true). The plain client ports stay open.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "connect string: %s\n", c.ConnectString())
 			fmt.Fprintf(out, "data and logs:  %s/s<id>/{data,server.log,zoo.cfg}\n", c.Spec.Dir)
+			fmt.Fprintf(out, "web console:    %s (every server serves one: `cluster status --json`)\n", c.Servers[0].ConsoleURL())
 			shape := fmt.Sprintf("forest %d-%d", spec.Trees, spec.Children)
 			if spec.Classic {
 				shape = "classic (one group, star)"
@@ -164,10 +165,11 @@ func newClusterStatusCmd() *cobra.Command {
 					Alive   bool       `json:"alive"`
 					PID     int        `json:"pid"`
 					Serving bool       `json:"serving"`
+					Console string     `json:"console"`
 				}
 				list := make([]row, len(rows))
 				for i, r := range rows {
-					list[i] = row{r.ID, r.Address, r.SecureAddress, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving}
+					list[i] = row{r.ID, r.Address, r.SecureAddress, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving, r.Console}
 				}
 				b, err := json.Marshal(list)
 				if err != nil {

@@ -458,6 +458,10 @@ type Status struct {
 	// its incarnation (see Config.Recovering). Registered: the
 	// configuration registers its incarnation by name.
 	Recovering, Registered bool
+	// Down is the members the group's coordinator routes its tree around:
+	// a coordinator's own list, another member's as last heard from its
+	// coordinator.
+	Down []ID
 }
 
 // Status returns the node's current status.
@@ -468,8 +472,10 @@ func (n *Node) Status() Status {
 	if reg, ok := n.voters.Incarnations[n.id]; ok && reg == n.inc {
 		st.Registered = true
 	}
+	st.Down = slices.Clone(n.treeDown)
 	if n.gc != nil {
 		st.ElectedUnder = n.gc.electedUnder
+		st.Down = slices.Clone(n.gc.down)
 	}
 	return st
 }

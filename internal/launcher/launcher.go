@@ -81,6 +81,10 @@ type Server struct {
 	SecureClientAddr string `json:"secure_client_address,omitempty"`
 }
 
+// ConsoleURL is the address of the server's web console: /ui/ on its admin
+// port.
+func (s Server) ConsoleURL() string { return "http://" + s.AdminAddr + "/ui/" }
+
 // Cluster is the recorded layout of a started ensemble.
 type Cluster struct {
 	Spec    Spec     `json:"spec"`
@@ -505,6 +509,8 @@ type Status struct {
 	Registration string `json:"registration,omitempty"`
 	// SecureAddress is the secure client port, when the cluster has TLS.
 	SecureAddress string `json:"secure_address,omitempty"`
+	// Console is the URL of the server's web console (on its admin port).
+	Console string `json:"console"`
 }
 
 // Status asks every server (four-letter word srvr) for its state. A
@@ -513,7 +519,8 @@ type Status struct {
 func (c *Cluster) Status() []Status {
 	out := make([]Status, 0, len(c.Servers))
 	for _, s := range c.Servers {
-		st := Status{ID: s.ID, Address: s.ClientAddr, SecureAddress: s.SecureClientAddr, PID: s.PID, Color: -1, Alive: alive(s.PID)}
+		st := Status{ID: s.ID, Address: s.ClientAddr, SecureAddress: s.SecureClientAddr, PID: s.PID, Color: -1,
+			Alive: alive(s.PID), Console: s.ConsoleURL()}
 		if st.Alive {
 			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
 				st.Role = kv["Giraffe role"]

@@ -32,6 +32,9 @@ type Status struct {
 	Recovering  bool
 	// Registered: the configuration registers this incarnation by name.
 	Registered bool
+	// Down is the members the coordinator of the server's group routes
+	// around (gpaxos.Status.Down).
+	Down []gpaxos.ID
 }
 
 // Status returns the replica's latest status.
@@ -42,7 +45,7 @@ func (r *Replica) publishStatus() {
 	s := Status{ID: st.ID, Group: st.Group, Role: RoleAcceptor, Leader: st.HardState.Leader,
 		Epoch: st.HardState.Current, HardState: st.HardState, Last: st.Last, Commit: st.HardState.Commit,
 		Applied: st.Applied, Incarnation: r.st.id.Incarnation, Recovering: st.Recovering,
-		Registered: st.Registered}
+		Registered: st.Registered, Down: st.Down}
 	switch {
 	case st.Leader:
 		s.Role = RoleLeader
