@@ -51,10 +51,12 @@ func hcChurnConfig() hcChurnShape {
 // with SIGKILL while they hold a lock and one is paused past its session
 // timeout (and in the long run, the elected daemon and workers' leaders
 // are killed). From the clients' own records: no two live holders of a
-// lock ever overlap, generations strictly increase per lock (so the
-// paused holder's late writes would be fenced off), the lost holders'
-// lock-delay is honored, and every request is granted; at the end the
-// master and the workers agree.
+// lock ever overlap, generations strictly increase per lock, the lost
+// holders' lock-delay is honored, and every request is granted; every
+// holder writes to a service that fences with the sequencer's generation,
+// which accepts every live holder's write and refuses the paused holder's
+// once the lock has been granted again; at the end the master and the
+// workers agree.
 func TestHCChurn(t *testing.T) {
 	shape := hcChurnConfig()
 	const (
@@ -82,6 +84,7 @@ func TestHCChurn(t *testing.T) {
 		s.daemon(t, "d1", 0, nil)
 	}
 	var hist lockcheck.History
+	store := newFencedStore()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var grants, delayed atomic.Int64
@@ -112,6 +115,9 @@ func TestHCChurn(t *testing.T) {
 				h.Acquired = time.Now()
 				seq := hold.Sequencer()
 				h.Generation = seq.Generation
+				if !store.write(lock, seq.Generation) {
+					t.Errorf("%s: the fenced write of its hold %v was refused: a later generation was accepted first", name, seq)
+				}
 				grants.Add(1)
 				if hold.LockDelayWaited() > 0 {
 					delayed.Add(1)
@@ -169,16 +175,35 @@ func TestHCChurn(t *testing.T) {
 		h := lockcheck.Hold{Client: fmt.Sprintf("killed%d", v), Path: lock, Position: lockcheck.NoPosition, Requested: time.Now()}
 		proc, at, seq := s.victim(t, lock, victimSession, victimDelay)
 		h.Acquired, h.Generation = at, seq.Generation
+		if !store.write(lock, seq.Generation) {
+			t.Errorf("killed holder %d: the fenced write of its hold %v was refused", v, seq)
+		}
 		time.Sleep(300 * time.Millisecond)
 		h.Released, h.Crashed = time.Now(), true
 		proc.Process.Signal(syscall.SIGKILL)
 		hist.Add(h)
 	}
 	time.Sleep(pause)
-	s.pausedHolder(t, &hist, locks[len(locks)-1], victimSession, victimDelay)
+	pausedLock := locks[len(locks)-1]
+	paused := s.pausedHolder(t, &hist, store, pausedLock, victimSession, victimDelay)
 	time.Sleep(pause)
 	close(stop)
 	wg.Wait()
+	// The lock is granted once more; the paused holder, resumed, writes
+	// late with its old sequencer, and the service refuses it.
+	again, err := setup.Acquire(hcCtx(t, 20*time.Second), pausedLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq := again.Sequencer(); !store.write(pausedLock, seq.Generation) {
+		t.Errorf("the fenced write of the hold %v taken after the paused one was refused", seq)
+	}
+	if store.write(pausedLock, paused.Generation) {
+		t.Errorf("the paused holder's late write with %v was accepted after a later hold's", paused)
+	}
+	if err := again.Release(hcCtx(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	s.settle(t, 60*time.Second)
 	violations := lockcheck.Check(hist.Holds(), lockcheck.Options{LockDelay: victimDelay, Generations: true})
 	for i, v := range violations {
@@ -193,8 +218,8 @@ func TestHCChurn(t *testing.T) {
 		n, _ := grantsOn.Load(id)
 		spread[id] = n.(*atomic.Int64).Load()
 	}
-	t.Logf("%d grants %v (%d after a lock-delay), %d moves planned, %d holders killed, 1 paused",
-		grants.Load(), spread, delayed.Load(), moves.Load(), shape.killed)
+	t.Logf("%d grants %v (%d after a lock-delay), %d moves planned, %d holders killed, 1 paused; %d fenced writes accepted",
+		grants.Load(), spread, delayed.Load(), moves.Load(), shape.killed, store.acceptedWrites())
 	if delayed.Load() == 0 {
 		t.Fatal("no grant waited a lost holder's lock-delay: the lost holders' locks were never taken again")
 	}
@@ -205,15 +230,49 @@ func TestHCChurn(t *testing.T) {
 	}
 }
 
-// pausedHolder runs a holder process on lock and stops it (SIGSTOP) until
-// its session has expired, recording its hold as lost at the pause; once
-// resumed, its sequencer must be invalid and the process must notice the
-// loss and exit.
-func (s *hcService) pausedHolder(t *testing.T, hist *lockcheck.History, lock string, session, delay time.Duration) {
+// fencedStore is a downstream service that fences with sequencers: it
+// accepts a write for a lock only with a generation larger than every
+// one it accepted for that lock before.
+type fencedStore struct {
+	mu       sync.Mutex
+	last     map[string]int64
+	accepted int
+}
+
+func newFencedStore() *fencedStore { return &fencedStore{last: map[string]int64{}} }
+
+// write reports whether the store accepts a write for lock fenced with
+// generation gen.
+func (f *fencedStore) write(lock string, gen int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if gen <= f.last[lock] {
+		return false
+	}
+	f.last[lock] = gen
+	f.accepted++
+	return true
+}
+
+func (f *fencedStore) acceptedWrites() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.accepted
+}
+
+// pausedHolder runs a holder process on lock, which writes to store while
+// it holds, and stops it (SIGSTOP) until its session has expired,
+// recording its hold as lost at the pause; once resumed, its sequencer
+// must be invalid and the process must notice the loss and exit. It
+// returns the paused hold's sequencer.
+func (s *hcService) pausedHolder(t *testing.T, hist *lockcheck.History, store *fencedStore, lock string, session, delay time.Duration) hc.Sequencer {
 	t.Helper()
 	h := lockcheck.Hold{Client: "paused", Path: lock, Position: lockcheck.NoPosition, Requested: time.Now()}
 	proc, at, seq := s.victim(t, lock, session, delay)
 	h.Acquired, h.Generation = at, seq.Generation
+	if !store.write(lock, seq.Generation) {
+		t.Errorf("the paused holder's fenced write of %v, while it held the lock, was refused", seq)
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- proc.Wait() }()
 	proc.Process.Signal(syscall.SIGSTOP)
@@ -230,6 +289,7 @@ func (s *hcService) pausedHolder(t *testing.T, hist *lockcheck.History, lock str
 	case <-time.After(10 * time.Second):
 		t.Errorf("the paused holder did not notice its lost lock")
 	}
+	return seq
 }
 
 // victim runs `giraffe hc acquire` on lock as a process holding it
