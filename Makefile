@@ -86,8 +86,8 @@ docker-check:
 	scripts/docker-check.sh
 
 ## test-hc-long: the hierarchical lock service's tests at full size (churn: 30 clients over 300 locks in 3 domains for 90 s, 6 holders killed; 100 recalcitrant moves).
-test-hc-long: build
-	HC_LONG=1 GIRAFFE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v -run 'TestHC' ./itest
+test-hc-long: build setup-java
+	HC_LONG=1 GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib $(GO) test -count=1 -timeout 15m -v -run 'TestHC' ./itest
 
 ## sim-long: 100,000 simulator seeds (hours).
 sim-long:
