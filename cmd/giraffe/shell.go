@@ -35,7 +35,8 @@ addauth, sync, connect, close, help, quit.
 
 On a terminal it edits lines with history (~/.giraffe_history) and completes
 command names and znode paths with Tab. With input from a pipe or file it runs
-each line and exits with status 1 if any command failed. Given a command after
+each line and exits with status 1 if any command failed. Text in single
+or double quotes is one word (create /a "two words"). Given a command after
 the servers, it runs that one command; everything after the servers is that
 command's, options included (ls -R /).
 
@@ -63,7 +64,7 @@ command.`,
 			defer sh.Close()
 			sh.SetTimeout(timeout)
 			if len(args) > 1 {
-				if err := sh.Exec(ctx, strings.Join(args[1:], " ")); err != nil && err != io.EOF {
+				if err := sh.ExecWords(ctx, args[1:]); err != nil && err != io.EOF {
 					return cli.ErrSilent
 				}
 				return nil

@@ -124,9 +124,21 @@ func Commands() []string {
 
 // Exec runs one command line and prints its output. It returns an error
 // if the command failed (already printed) and errQuit-like io.EOF when the
-// line asks to quit.
+// line asks to quit. Words are split at blanks, except inside single or
+// double quotes (in double quotes, a backslash escapes the next
+// character), as zkCli reads `create /a "two words"`.
 func (s *Shell) Exec(ctx context.Context, line string) error {
-	words := strings.Fields(line)
+	words, err := splitWords(line)
+	if err != nil {
+		s.printf("%v\n", err)
+		return err
+	}
+	return s.ExecWords(ctx, words)
+}
+
+// ExecWords runs one command given as its words (a one-shot command's
+// arguments, which the calling shell has already split), as Exec does.
+func (s *Shell) ExecWords(ctx context.Context, words []string) error {
 	if len(words) == 0 || strings.HasPrefix(words[0], "#") {
 		return nil
 	}
@@ -266,3 +278,42 @@ func (a *args) positional(lo, hi int) ([]string, error) {
 }
 
 func isNumber(w string) bool { _, err := strconv.Atoi(w); return err == nil }
+
+// splitWords splits a command line into words at blanks, keeping quoted
+// text (single or double quotes) in one word without its quotes.
+func splitWords(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '\'' || c == '"':
+			inWord = true
+			j := i + 1
+			for ; j < len(line) && line[j] != c; j++ {
+				if c == '"' && line[j] == '\\' && j+1 < len(line) {
+					j++
+				}
+				w.WriteByte(line[j])
+			}
+			if j == len(line) {
+				return nil, fmt.Errorf("%w: unterminated %c quote", errUsage, c)
+			}
+			i = j
+		default:
+			inWord = true
+			w.WriteByte(c)
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}

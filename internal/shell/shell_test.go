@@ -213,3 +213,53 @@ func TestParseACL(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedWords: data with blanks is written whole when quoted, in
+// single or double quotes, and an unterminated quote is a usage error.
+func TestQuotedWords(t *testing.T) {
+	s, out := newShell(t, startServer(t))
+	script := `create /q "two words"
+get /q
+create /s 'say "hi"'
+get /s
+set /q "a \"quoted\" word"
+get /q
+create /u "open
+`
+	if !s.Run(t.Context(), strings.NewReader(script), "") {
+		t.Fatal("Run reported no failure")
+	}
+	want := `Created /q
+two words
+Created /s
+say "hi"
+a "quoted" word
+bad arguments: unterminated " quote
+`
+	if got := out.String(); got != want {
+		t.Fatalf("transcript:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{"", nil},
+		{"  ls   -R  / ", []string{"ls", "-R", "/"}},
+		{`create /a "b c"`, []string{"create", "/a", "b c"}},
+		{`create /a 'b "c"'`, []string{"create", "/a", `b "c"`}},
+		{`create /a x"y z"w`, []string{"create", "/a", "xy zw"}},
+		{`create /a ""`, []string{"create", "/a", ""}},
+		{`set /a "back\\slash"`, []string{"set", "/a", `back\slash`}},
+	} {
+		got, err := splitWords(c.line)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("splitWords(%q) = %q, %v; want %q", c.line, got, err, c.want)
+		}
+	}
+	if _, err := splitWords(`get '/a`); err == nil {
+		t.Error("an unterminated quote was accepted")
+	}
+}
