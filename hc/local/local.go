@@ -8,7 +8,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/hc/layout"
 	"github.com/giraffe-coord/giraffe/hc/master"
+	"github.com/giraffe-coord/giraffe/internal/jsonfile"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
@@ -69,28 +69,16 @@ func recordPath(dir string) string { return filepath.Join(dir, "hc.json") }
 
 // Load reads the service recorded in dir.
 func Load(dir string) (*Service, error) {
-	b, err := os.ReadFile(recordPath(dir))
-	if err != nil {
-		return nil, fmt.Errorf("no lock service in %s (start one with `giraffe hc start --dir %s`): %w", dir, dir, err)
-	}
 	var s Service
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", recordPath(dir), err)
+	if err := jsonfile.Read(recordPath(dir), &s); os.IsNotExist(err) {
+		return nil, fmt.Errorf("no lock service in %s (start one with `giraffe hc start --dir %s`): %w", dir, dir, err)
+	} else if err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
 
-func (s *Service) save() error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := recordPath(s.Spec.Dir) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, recordPath(s.Spec.Dir))
-}
+func (s *Service) save() error { return jsonfile.Write(recordPath(s.Spec.Dir), s) }
 
 // Start starts the ensembles, sets up the master, registers the workers
 // (w1.. active, the next ones standby) and starts the daemon. On an error

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/giraffe-coord/giraffe/internal/jsonfile"
 )
 
 // recordFile, in a joined server's data directory, holds its JoinRecord.
@@ -25,15 +27,7 @@ func SaveJoinRecord(dataDir string, r JoinRecord) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dataDir, recordFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dataDir, recordFile))
+	return jsonfile.Write(filepath.Join(dataDir, recordFile), r)
 }
 
 // LoadJoinRecord reads what SaveJoinRecord wrote; ok is false when dataDir

@@ -11,7 +11,6 @@ package launcher
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -26,6 +25,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/jsonfile"
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
@@ -119,28 +119,16 @@ func (c *Cluster) admin() (adminapi.Client, error) {
 
 // Load reads the layout recorded in dir.
 func Load(dir string) (*Cluster, error) {
-	b, err := os.ReadFile(layoutPath(dir))
-	if err != nil {
-		return nil, fmt.Errorf("no cluster in %s (start one with `giraffe cluster start --dir %s`): %w", dir, dir, err)
-	}
 	var c Cluster
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", layoutPath(dir), err)
+	if err := jsonfile.Read(layoutPath(dir), &c); os.IsNotExist(err) {
+		return nil, fmt.Errorf("no cluster in %s (start one with `giraffe cluster start --dir %s`): %w", dir, dir, err)
+	} else if err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
 
-func (c *Cluster) save() error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := layoutPath(c.Spec.Dir) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, layoutPath(c.Spec.Dir))
-}
+func (c *Cluster) save() error { return jsonfile.Write(layoutPath(c.Spec.Dir), c) }
 
 // Start writes every server's configuration, starts the processes and
 // waits (up to timeout) until one of them reports itself leader.
