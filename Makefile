@@ -60,7 +60,7 @@ run-standalone: build
 	$(BIN) server --data-dir $(RUN_DIR)-standalone --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
-test: vet build setup test-go test-ensemble test-sim test-python test-java
+test: vet build setup test-go test-ensemble test-sim test-python test-java test-ui
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/console"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
+	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -76,8 +77,7 @@ func (s *Server) consoleSelf() console.Self {
 	me.LastZxid, me.Commit, me.Applied = console.Zxid(last), console.Zxid(last), console.Zxid(last)
 	if rp, ok := s.pipe.(*replicated); ok {
 		st := rp.rep.Status()
-		me.Role, me.Group, me.Leader, me.Coordinator = string(st.Role), st.Group, st.Leader, st.HardState.Coordinator
-		me.Epoch, me.Recovering = uint64(st.Epoch), st.Recovering
+		setConsoleRole(&me, st)
 		me.LastZxid, me.Commit, me.Applied = console.Zxid(uint64(st.Last)), console.Zxid(uint64(st.Commit)), console.Zxid(uint64(st.Applied))
 		me.Pending = max(int64(st.Last)-int64(st.Applied), 0)
 		if st.Last>>32 != st.Applied>>32 {
@@ -88,6 +88,21 @@ func (s *Server) consoleSelf() console.Self {
 		}
 	}
 	return me
+}
+
+// setConsoleRole fills in the server's place in the ensemble from its
+// replica's status.
+func setConsoleRole(me *console.Self, st replica.Status) {
+	me.Role, me.Group, me.Leader, me.Coordinator = string(st.Role), st.Group, st.Leader, st.HardState.Coordinator
+	me.Epoch, me.Recovering = uint64(st.Epoch), st.Recovering
+}
+
+// noteRole puts a change of the server's leader, epoch or role on the
+// console's timeline as it happens (from the replica's status changes).
+func (s *Server) noteRole(cur replica.Status) {
+	self := console.Self{ID: s.cfg.ServerID}
+	setConsoleRole(&self, cur)
+	s.journal.Observe(time.Now(), self)
 }
 
 // consolePeers returns the members and the committed groups; a standalone
@@ -242,7 +257,8 @@ func statusOf(code zkproto.Code) int {
 }
 
 // seriesLoop closes a second of the console's load samples every second,
-// and notes the changes the server sees in itself for its timeline.
+// and notes the server's first state and its membership for the
+// timeline (noteStatus notes its elections as they happen).
 func (s *Server) seriesLoop() {
 	defer s.wg.Done()
 	t := time.NewTicker(time.Second)
@@ -260,7 +276,8 @@ func (s *Server) seriesLoop() {
 					ids = append(ids, x.ID)
 				}
 			}
-			s.journal.Observe(now, s.consoleSelf(), ids)
+			s.journal.Start(now, s.consoleSelf())
+			s.journal.ObserveMembers(now, s.cfg.ServerID, ids)
 		}
 	}
 }

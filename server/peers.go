@@ -48,7 +48,10 @@ func openReplica(s *Server) (*replicated, error) {
 		SettleTimeout: s.longestBound(),
 		// A server being added must be reachable as soon as the change is
 		// appended: its coordinator relays to it before the change commits.
-		OnStatus: s.noteStatus,
+		OnStatus: func(prev, cur replica.Status) {
+			s.noteStatus(prev, cur)
+			s.noteRole(cur)
+		},
 		OnConfig: func(_ quorum.Config, context []byte) {
 			_, membership := decodeConfContext(context)
 			s.learnAddresses(tr, membership)

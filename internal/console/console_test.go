@@ -101,15 +101,20 @@ func TestGatherFindsLeaderCoordinatorsAndTrees(t *testing.T) {
 
 // TestJournalNotesChanges: the first report is noted as it is; later ones
 // note a new leader or epoch, a new role and a new membership, once each,
-// and nothing when nothing changed.
+// and nothing when nothing changed. A first state read before a change
+// that is already noted is not noted.
 func TestJournalNotesChanges(t *testing.T) {
 	var j Journal
 	t0 := time.UnixMilli(5000)
 	s := Self{ID: 2, Role: "acceptor", Leader: 1, Epoch: 1}
-	j.Observe(t0, s, []quorum.ID{1, 2, 3})
-	j.Observe(t0.Add(time.Second), s, []quorum.ID{1, 2, 3})
+	j.Start(t0, s)
+	j.ObserveMembers(t0, 2, []quorum.ID{1, 2, 3})
+	j.Start(t0.Add(time.Second), Self{ID: 2, Role: "acceptor"})
+	j.Observe(t0.Add(time.Second), s)
+	j.ObserveMembers(t0.Add(time.Second), 2, []quorum.ID{1, 2, 3})
 	s.Role, s.Leader, s.Epoch = "leader", 2, 2
-	j.Observe(t0.Add(2*time.Second), s, []quorum.ID{2, 3})
+	j.Observe(t0.Add(2*time.Second), s)
+	j.ObserveMembers(t0.Add(2*time.Second), 2, []quorum.ID{2, 3})
 	ev := j.Events()
 	want := []Event{
 		{At: 5000, Server: 2, Kind: "leader", Text: "leader 1, epoch 1"},

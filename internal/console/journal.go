@@ -24,45 +24,71 @@ type Event struct {
 // KeepEvents is how many events a Journal holds.
 const KeepEvents = 200
 
-// Journal notes the changes between successive reports of one server.
-// Its first note is the state the server first reports (its leader, role
-// and members), so an election at start-up is on the timeline too.
+// Journal notes the changes a server reports in itself. The server
+// reports its leader, epoch and role as they change (so a leader that
+// lasts a moment is on the timeline too) and its membership as it
+// samples it. The first note is the state the server first reports, so
+// an election at start-up is on the timeline as well.
 type Journal struct {
 	mu      sync.Mutex
 	events  []Event
+	started bool
 	last    Self
 	members []quorum.ID
 }
 
-// Observe compares the server's report s and its members with the
-// previous ones and notes what changed.
-func (j *Journal) Observe(now time.Time, s Self, members []quorum.ID) {
+// Start notes s as the server's first state, unless a state is noted
+// already: a change Observe noted is newer than any state read before it.
+func (j *Journal) Start(now time.Time, s Self) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	prev, prevMembers := j.last, j.members
-	j.last, j.members = s, slices.Clone(members)
-	add := func(kind, format string, args ...any) {
-		j.events = append(j.events, Event{At: now.UnixMilli(), Server: s.ID, Kind: kind, Text: fmt.Sprintf(format, args...)})
-		if len(j.events) > KeepEvents {
-			j.events = slices.Delete(j.events, 0, len(j.events)-KeepEvents)
-		}
+	if !j.started {
+		j.observe(now, s)
 	}
+}
+
+// Observe notes what differs in s (the leader and epoch, the role) from
+// the state noted last.
+func (j *Journal) Observe(now time.Time, s Self) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.observe(now, s)
+}
+
+func (j *Journal) observe(now time.Time, s Self) {
+	prev := j.last
+	j.last, j.started = s, true
 	switch {
 	case s.Leader == prev.Leader && s.Epoch == prev.Epoch:
 	case s.Leader != 0:
-		add("leader", "leader %d, epoch %d", s.Leader, s.Epoch)
+		j.add(now, s.ID, "leader", "leader %d, epoch %d", s.Leader, s.Epoch)
 	case prev.Leader != 0:
-		add("leader", "no leader known (epoch %d)", s.Epoch)
+		j.add(now, s.ID, "leader", "no leader known (epoch %d)", s.Epoch)
 	}
 	switch {
 	case s.Role == prev.Role:
 	case prev.Role == "":
-		add("role", "server %d: %s", s.ID, s.Role)
+		j.add(now, s.ID, "role", "server %d: %s", s.ID, s.Role)
 	default:
-		add("role", "server %d: %s, was %s", s.ID, s.Role, prev.Role)
+		j.add(now, s.ID, "role", "server %d: %s, was %s", s.ID, s.Role, prev.Role)
 	}
-	if !slices.Equal(members, prevMembers) {
-		add("membership", "members %v", members)
+}
+
+// ObserveMembers notes server id's membership if it differs from the one
+// noted last.
+func (j *Journal) ObserveMembers(now time.Time, id quorum.ID, members []quorum.ID) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !slices.Equal(members, j.members) {
+		j.members = slices.Clone(members)
+		j.add(now, id, "membership", "members %v", members)
+	}
+}
+
+func (j *Journal) add(now time.Time, id quorum.ID, kind, format string, args ...any) {
+	j.events = append(j.events, Event{At: now.UnixMilli(), Server: id, Kind: kind, Text: fmt.Sprintf(format, args...)})
+	if len(j.events) > KeepEvents {
+		j.events = slices.Delete(j.events, 0, len(j.events)-KeepEvents)
 	}
 }
 
