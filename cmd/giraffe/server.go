@@ -30,6 +30,7 @@ func newServerCmd() *cobra.Command {
 		join          string
 		joinID        uint64
 		awaitReconfig bool
+		strictConfig  bool
 		peerPort      int
 	)
 	cmd := &cobra.Command{
@@ -68,12 +69,22 @@ the log.`,
 			}
 			cfg := server.DefaultConfig()
 			if configFile != "" {
-				ignored, err := server.LoadConfigFile(configFile, &cfg)
+				unused, err := server.LoadConfigFile(configFile, &cfg)
 				if err != nil {
 					return err
 				}
-				if len(ignored) > 0 {
-					logger.Info("config keys not used by Giraffe", "keys", strings.Join(ignored, ","))
+				if len(unused.ZooKeeper) > 0 {
+					logger.Info("ZooKeeper configuration keys Giraffe does not use", "keys", strings.Join(unused.ZooKeeper, ","))
+				}
+				for _, k := range unused.Unknown {
+					args := []any{"key", k.Key, "file", configFile}
+					if k.Suggestion != "" {
+						args = append(args, "did_you_mean", k.Suggestion)
+					}
+					logger.Warn("unknown configuration key, ignored", args...)
+				}
+				if err := unused.Err(cfg.StrictConfig || strictConfig); err != nil {
+					return fmt.Errorf("%s: %w", configFile, err)
 				}
 			}
 			flags := cmd.Flags()
@@ -143,6 +154,7 @@ the log.`,
 	f.IntVar(&metricsPort, "metrics-port", 0, "serve Prometheus metrics on this port at /metrics, read-only (0: off)")
 	f.IntVar(&adminPort, "admin-port", 0, "serve membership changes on this port, to holders of the admin token (giraffe.adminPort; 0: off)")
 	f.StringVar(&tokenFile, "admin-token-file", "", "file holding the admin token, mode 0600 (giraffe.adminTokenFile); --join presents it")
+	f.BoolVar(&strictConfig, "strict-config", false, "refuse to start when the config file has keys neither Giraffe nor ZooKeeper reads (giraffe.strictConfig)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin port, host:port; needs --peer-port, --admin-port and --admin-token-file")
 	f.Uint64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
