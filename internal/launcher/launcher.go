@@ -56,6 +56,9 @@ type Spec struct {
 	TLS bool
 	// Extra lines appended to every zoo.cfg.
 	Extra []string
+	// Force lets Start delete the data of a stopped cluster of another
+	// shape in Dir (Cluster.reuse).
+	Force bool `json:"-"`
 }
 
 // Server is one member as recorded in cluster.json.
@@ -153,6 +156,9 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 				return nil, fmt.Errorf("a cluster is already running in %s (server %d, pid %d); stop it first", dir, s.ID, s.PID)
 			}
 		}
+		if err := c.reuse(spec); err != nil {
+			return nil, err
+		}
 	}
 	bin := spec.Binary
 	if bin == "" {
@@ -204,6 +210,32 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// reuse checks that spec may start on the data c left: with the same
+// shape and ports, the servers recover their data; a changed one would
+// give them a membership their logs do not know, so it is refused unless
+// spec.Force, which deletes the servers' directories first.
+func (c *Cluster) reuse(spec Spec) error {
+	old := c.Spec
+	var why string
+	switch {
+	case old.Shape != spec.Shape || old.BasePort != spec.BasePort || old.TLS != spec.TLS:
+		why = fmt.Sprintf("was started as %s, base port %d, tls %v", old.Shape, old.BasePort, old.TLS)
+	case len(c.Servers) != spec.Nodes:
+		why = fmt.Sprintf("has %d servers since servers joined or left; `cluster restart ID` starts each again", len(c.Servers))
+	default:
+		return nil
+	}
+	if !spec.Force {
+		return fmt.Errorf("the stopped cluster in %s %s; start it the same way to keep its data, or add --force to delete it", spec.Dir, why)
+	}
+	for _, s := range c.Servers {
+		if err := os.RemoveAll(s.Dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WaitStarted waits until server id answers on its client port. It fails,
@@ -499,6 +531,10 @@ type Status struct {
 	SecureAddress string `json:"secure_address,omitempty"`
 	// Console is the URL of the server's web console (on its admin port).
 	Console string `json:"console"`
+	// Member is whether the server is in the ensemble's committed
+	// membership as the serving leader has applied it ("yes" or "no"),
+	// or "unknown" when no leader serves.
+	Member string `json:"member"`
 }
 
 // Status asks every server (four-letter word srvr) for its state. A
@@ -528,12 +564,50 @@ func (c *Cluster) Status() []Status {
 		}
 		out = append(out, st)
 	}
+	committed := c.committedMembers(out)
+	for i := range out {
+		switch {
+		case committed == nil:
+			out[i].Member = "unknown"
+		case slices.Contains(committed, out[i].ID):
+			out[i].Member = "yes"
+		default:
+			out[i].Member = "no"
+		}
+	}
 	return out
+}
+
+// committedMembers returns the members of the committed membership the
+// serving leader has applied, or nil when no leader serves or it does not
+// answer. A process's own view can lag or be wrong (a removed server
+// still running, an isolated one that thinks it leads); the serving
+// leader's is the ensemble's.
+func (c *Cluster) committedMembers(rows []Status) []members.ID {
+	for _, st := range rows {
+		if st.Mode == "standalone" {
+			return []members.ID{st.ID}
+		}
+		if st.Role != "leader" || !st.Serving {
+			continue
+		}
+		m, err := c.Membership(st.ID)
+		if err != nil {
+			return nil
+		}
+		ids := []members.ID{}
+		for _, x := range m.Members {
+			ids = append(ids, x.ID)
+		}
+		return ids
+	}
+	return nil
 }
 
 // WaitLeader waits until a live server reports itself leader, and every
 // live server reports the same leader and serves clients (a member serves
-// once a proposal of its own has committed).
+// once a proposal of its own has committed). A cluster of one server is
+// a standalone server, which leads itself once it serves.
 func (c *Cluster) WaitLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -541,6 +615,11 @@ func (c *Cluster) WaitLeader(timeout time.Duration) error {
 		for _, st := range c.Status() {
 			if !st.Alive {
 				continue
+			}
+			if st.Mode == "standalone" {
+				// One server line makes a standalone server, as in
+				// ZooKeeper: it leads itself.
+				st.Role, st.Leader = "leader", st.ID
 			}
 			if st.Role == "leader" {
 				leader = st.ID
