@@ -15,8 +15,7 @@ import (
 // membership) unless forced, which starts afresh.
 func TestLauncherShapes(t *testing.T) {
 	one := StartEnsembleSpec(t, members.Shape{Nodes: 1, Classic: true}, nil)
-	st := one.Status()
-	if len(st) != 1 || st[0].Mode != "standalone" || !st[0].Serving || st[0].Member != "yes" {
+	if st := one.Status(); len(st) != 1 || st[0].Mode != "standalone" || !st[0].Serving || st[0].Member != "yes" {
 		t.Fatalf("one server: %+v", st)
 	}
 	if err := one.Stop(5 * time.Second); err != nil {
@@ -39,9 +38,5 @@ func TestLauncherShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range three.Status() {
-		if s.Member != "yes" || (s.Mode != "leader" && s.Mode != "follower") {
-			t.Errorf("server %d after --force: %+v", s.ID, s)
-		}
-	}
+	waitStatusMembers(t, three, map[members.ID]string{1: "yes", 2: "yes", 3: "yes"})
 }
