@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,8 @@ type Result struct {
 	ValueSize     int       `json:"value_size"`     // Config.ValueSize
 	Seconds       float64   `json:"seconds"`        // length of the measured window
 	Ops           int64     `json:"ops"`            // requests answered OK in the window
-	Errors        int64     `json:"errors"`         // requests answered with an error in the window
+	Errors        int64     `json:"errors"`         // requests answered with an error, or lost with their connection, in the window
+	Reconnects    int64     `json:"reconnects"`     // connections lost and opened again (a new session) during the run
 	ThroughputOps float64   `json:"throughput_ops"` // Ops / Seconds
 	Latency       Latencies `json:"latency_ms"`     // of the requests counted in Ops
 }
@@ -104,13 +106,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // runner holds the shared state of one run.
 type runner struct {
-	cfg       Config
-	value     []byte
-	measuring atomic.Bool
-	ops       atomic.Int64
-	errs      atomic.Int64
-	histMu    sync.Mutex
-	hist      *hdrhistogram.Histogram
+	cfg        Config
+	value      []byte
+	measuring  atomic.Bool
+	ops        atomic.Int64
+	errs       atomic.Int64
+	reconnects atomic.Int64
+	histMu     sync.Mutex
+	hist       *hdrhistogram.Histogram
+	// liveMu guards live, each worker's current session: a worker that
+	// lost its connection works on in a new one, which the end of the
+	// run must close too.
+	liveMu sync.Mutex
+	live   []*session
 }
 
 // nodePath names key k of session i.
@@ -126,8 +134,7 @@ func (r *runner) prepare(s *session) error {
 			}
 		}
 	}
-	_, err := createNodes(s, paths, r.value)
-	return err
+	return createNodes(s, paths, r.value)
 }
 
 // dialAll opens n sessions, spread over servers in turn.
@@ -153,17 +160,17 @@ func closeAll(sessions []*session) {
 
 // createNodes creates paths, parents first, with data value through s
 // (NODEEXISTS is fine), starting s's reader, which keeps running: s is
-// reused afterwards, and the returned channel gets the reader's error.
-func createNodes(s *session, paths []string, value []byte) (<-chan error, error) {
+// reused afterwards.
+func createNodes(s *session, paths []string, value []byte) error {
+	readErr := s.reader()
 	errc := make(chan error, len(paths))
-	go func() { errc <- s.readLoop() }()
 	var wg sync.WaitGroup
 	for _, p := range paths {
 		if len(s.pend) == cap(s.pend) {
 			// The session holds no more pending requests: send those
 			// buffered, so that replies make room.
 			if err := s.flush(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		wg.Add(1)
@@ -175,27 +182,29 @@ func createNodes(s *session, paths []string, value []byte) (<-chan error, error)
 				wg.Done()
 			})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := s.flush(); err != nil {
-		return nil, err
+		return err
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case err := <-errc:
-		return nil, err
+		return err
+	case err := <-readErr:
+		return fmt.Errorf("bench: creating the benchmark nodes: %w", err)
 	case <-time.After(60 * time.Second):
-		return nil, errors.New("bench: timed out creating the benchmark nodes")
+		return errors.New("bench: timed out creating the benchmark nodes")
 	}
 	select {
 	case err := <-errc:
-		return nil, err
+		return err
 	default:
 	}
-	return errc, nil
+	return nil
 }
 
 // measureWindow lets the load run for warmup, then sets measuring for
@@ -217,6 +226,7 @@ func measureWindow(ctx context.Context, warmup, duration time.Duration, measurin
 
 func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) {
 	r.hist = NewHistogram()
+	r.live = slices.Clone(sessions)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -227,9 +237,9 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 			defer wg.Done()
 			var err error
 			if r.cfg.Workload == Create {
-				err = r.createWorker(ctx, i, s, i == 0)
+				err = r.createWorker(ctx, i, s)
 			} else {
-				err = r.pipelined(ctx, i, s, i == 0)
+				err = r.pipelined(ctx, i, s)
 			}
 			if err != nil && ctx.Err() == nil {
 				failed <- err
@@ -240,7 +250,9 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 	stopProgress := r.progress(ctx)
 	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring)
 	cancel()
-	closeAll(sessions)
+	r.liveMu.Lock()
+	closeAll(r.live)
+	r.liveMu.Unlock()
 	wg.Wait()
 	stopProgress()
 	select {
@@ -250,7 +262,7 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 	}
 	res := &Result{Workload: r.cfg.Workload, Servers: r.cfg.Servers, Sessions: r.cfg.Sessions,
 		Outstanding: r.cfg.Outstanding, ValueSize: r.cfg.ValueSize, Seconds: elapsed.Seconds(),
-		Ops: r.ops.Load(), Errors: r.errs.Load()}
+		Ops: r.ops.Load(), Errors: r.errs.Load(), Reconnects: r.reconnects.Load()}
 	if r.cfg.Workload == Create {
 		res.Outstanding = 1
 	}
@@ -279,46 +291,96 @@ func (r *runner) mergeHist(local *hdrhistogram.Histogram) {
 	r.histMu.Unlock()
 }
 
-// pipelined keeps cfg.Outstanding requests in flight on one session.
-func (r *runner) pipelined(ctx context.Context, i int, s *session, readerRunning bool) error {
+// pipelined keeps cfg.Outstanding requests in flight on one session. When
+// the connection fails it counts the requests in flight as errors, opens
+// a new session (on the next server) and carries on.
+func (r *runner) pipelined(ctx context.Context, i int, s *session) error {
 	local := NewHistogram()
 	defer r.mergeHist(local)
-	tokens := make(chan struct{}, r.cfg.Outstanding)
-	for j := 0; j < r.cfg.Outstanding; j++ {
-		tokens <- struct{}{}
-	}
-	readErr := make(chan error, 1)
-	if !readerRunning {
-		go func() { readErr <- s.readLoop() }()
-	}
 	rng := rand.New(rand.NewSource(int64(i) + 1))
+	for attempt := 0; ; attempt++ {
+		err := r.pipeline(ctx, i, s, rng, local)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.lose(s, len(s.pend))
+		if s, err = r.reconnect(ctx, i, attempt, err); s == nil {
+			return err
+		}
+	}
+}
+
+// pipeline runs the pipelined load on s until ctx ends (nil) or the
+// connection fails (its error).
+func (r *runner) pipeline(ctx context.Context, i int, s *session, rng *rand.Rand, local *hdrhistogram.Histogram) error {
+	tk := make(chan struct{}, r.cfg.Outstanding)
+	for j := 0; j < r.cfg.Outstanding; j++ {
+		tk <- struct{}{}
+	}
+	readErr := s.reader()
 	done := func(code zkproto.Code, _ []byte, sent time.Time) {
 		r.record(code, sent, local)
-		tokens <- struct{}{}
+		tk <- struct{}{}
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-readErr:
-			return fmt.Errorf("bench: session %d: %w", i, err)
-		case <-tokens:
+			return fmt.Errorf("session %d: %w", i, err)
+		case <-tk:
 		}
-		n := 1
 	more:
 		for {
 			if err := r.sendOne(s, i, rng, done); err != nil {
 				return err
 			}
 			select {
-			case <-tokens:
-				n++
+			case <-tk:
 			default:
 				break more
 			}
 		}
 		if err := s.flush(); err != nil {
 			return err
+		}
+	}
+}
+
+// lose counts the n requests a failed connection took with it (sent and
+// not answered) as errors, and closes it.
+func (r *runner) lose(s *session, n int) {
+	s.close()
+	if r.measuring.Load() {
+		r.errs.Add(int64(n))
+	}
+}
+
+// reconnect opens a new session for worker i after its connection failed
+// with cause, on the servers in turn from the next one, until one answers
+// or ctx ends (nil session and nil error then).
+func (r *runner) reconnect(ctx context.Context, i, attempt int, cause error) (*session, error) {
+	r.reconnects.Add(1)
+	for k := 1; ; k++ {
+		addr := r.cfg.Servers[(i+attempt+k)%len(r.cfg.Servers)]
+		s, err := dial(addr, 30*time.Second, r.cfg.Outstanding)
+		if err == nil {
+			r.liveMu.Lock()
+			r.live[i] = s
+			r.liveMu.Unlock()
+			if ctx.Err() != nil {
+				s.close()
+				return nil, nil
+			}
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(100 * time.Millisecond):
+		}
+		if k%len(r.cfg.Servers) == 0 && r.cfg.Progress != nil {
+			fmt.Fprintf(r.cfg.Progress, "\nsession %d: no server answers (%v; last: %v)\n", i, cause, err)
 		}
 	}
 }
@@ -335,17 +397,32 @@ func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Co
 
 // createWorker is one worker of the ZooKeeper paper's create benchmark: it
 // creates a node, waits for the reply, then deletes it without waiting.
-func (r *runner) createWorker(ctx context.Context, i int, s *session, readerRunning bool) error {
+// When the connection fails it counts the create in flight as an error,
+// opens a new session and carries on.
+func (r *runner) createWorker(ctx context.Context, i int, s *session) error {
 	local := NewHistogram()
 	defer r.mergeHist(local)
-	readErr := make(chan error, 1)
-	if !readerRunning {
-		go func() { readErr <- s.readLoop() }()
+	n := 0
+	for attempt := 0; ; attempt++ {
+		err := r.creates(ctx, i, s, local, &n)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.lose(s, 1)
+		if s, err = r.reconnect(ctx, i, attempt, err); s == nil {
+			return err
+		}
 	}
+}
+
+// creates runs the create workload on s until ctx ends (nil) or the
+// connection fails (its error); *n numbers the nodes.
+func (r *runner) creates(ctx context.Context, i int, s *session, local *hdrhistogram.Histogram, n *int) error {
+	readErr := s.reader()
 	created := make(chan zkproto.Code, 1)
 	ignore := func(zkproto.Code, []byte, time.Time) {}
-	for n := 0; ; n++ {
-		path := fmt.Sprintf("%s/c%d-%d", r.cfg.Root, i, n)
+	for ; ; *n++ {
+		path := fmt.Sprintf("%s/c%d-%d", r.cfg.Root, i, *n)
 		err := s.send(zkproto.OpCreate, &zkproto.CreateRequest{Path: path, Data: r.value, ACL: zkproto.OpenACLUnsafe},
 			func(code zkproto.Code, _ []byte, sent time.Time) {
 				r.record(code, sent, local)
@@ -361,7 +438,7 @@ func (r *runner) createWorker(ctx context.Context, i int, s *session, readerRunn
 		case <-ctx.Done():
 			return nil
 		case err := <-readErr:
-			return fmt.Errorf("bench: worker %d: %w", i, err)
+			return fmt.Errorf("worker %d: %w", i, err)
 		case <-created:
 		}
 		if err := s.send(zkproto.OpDelete, &zkproto.DeleteRequest{Path: path, Version: -1}, ignore); err != nil {
@@ -395,8 +472,8 @@ func (r *runner) progress(ctx context.Context) func() {
 				if !r.measuring.Load() && ops == 0 {
 					phase = "warming up"
 				}
-				fmt.Fprintf(r.cfg.Progress, "\r%-6s %5.0fs  %-10s %9d ops/s  errors %d   ",
-					r.cfg.Workload, time.Since(start).Seconds(), phase, ops-last, r.errs.Load())
+				fmt.Fprintf(r.cfg.Progress, "\r%-6s %5.0fs  %-10s %9d ops/s  errors %d  reconnects %d   ",
+					r.cfg.Workload, time.Since(start).Seconds(), phase, ops-last, r.errs.Load(), r.reconnects.Load())
 				last = ops
 			}
 		}

@@ -140,17 +140,12 @@ func RunNS(ctx context.Context, cfg NSConfig) (*NSResult, error) {
 				paths = append(paths, c.path(k))
 			}
 		}
-		// The first client of the class creates the nodes, which starts
-		// its reader; the others start theirs.
-		readErr, err := createNodes(clients[first].s, paths, value)
-		if err != nil {
+		// The first client of the class creates the nodes.
+		if err := createNodes(clients[first].s, paths, value); err != nil {
 			return err
 		}
-		clients[first].readErr = readErr
-		for _, c := range clients[first+1:] {
-			errc := make(chan error, 1)
-			go func(s *session) { errc <- s.readLoop() }(c.s)
-			c.readErr = errc
+		for _, c := range clients[first:] {
+			c.readErr = c.s.reader()
 		}
 		return nil
 	}

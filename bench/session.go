@@ -26,6 +26,8 @@ type session struct {
 	pend chan pending
 	// maxPacket bounds replies read from the server.
 	maxPacket int
+	readOnce  sync.Once
+	readErr   chan error
 }
 
 // pending is a request waiting for its reply.
@@ -84,6 +86,16 @@ func (s *session) flush() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.bw.Flush()
+}
+
+// reader starts the session's reply reader (once) and returns the channel
+// that gets its error when the connection fails.
+func (s *session) reader() <-chan error {
+	s.readOnce.Do(func() {
+		s.readErr = make(chan error, 1)
+		go func() { s.readErr <- s.readLoop() }()
+	})
+	return s.readErr
 }
 
 // readLoop reads replies until the connection fails, dispatching each to

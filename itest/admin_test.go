@@ -244,7 +244,7 @@ func TestAdminPortBindsLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	if want := fmt.Sprintf("admin port on 127.0.0.1:%d", ports[2]); !strings.Contains(p.Log.String(), want) {
+	if want := fmt.Sprintf("admin=127.0.0.1:%d", ports[2]); !p.Log.Wait(want, 5*time.Second) {
 		t.Fatalf("the server does not say %q:\n%s", want, p.Log.String())
 	}
 	ip := externalIPv4(t)

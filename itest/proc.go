@@ -56,11 +56,45 @@ func FreePort() (int, error) {
 
 // Proc is one running `giraffe server` process.
 type Proc struct {
-	Cmd     *exec.Cmd     // the running process
-	Addr    string        // client address, host:port
-	DataDir string        // the server's --data-dir
-	Log     *bytes.Buffer // the process's stdout and stderr
+	Cmd     *exec.Cmd // the running process
+	Addr    string    // client address, host:port
+	DataDir string    // the server's --data-dir
+	Log     *Output   // the process's stdout and stderr
 	exited  chan struct{}
+}
+
+// Output collects a process's output as it comes; String and Wait may
+// be called while it does.
+type Output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+// String returns the output so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// Wait waits up to timeout for the output to contain s: the process
+// writes through a pipe that this one reads in its own time.
+func (o *Output) Wait(s string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(o.String(), s) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // StartServer starts a standalone server on port with dataDir and extra
@@ -74,7 +108,7 @@ func StartServer(dataDir string, port int, extra ...string) (*Proc, error) {
 	args := append([]string{"server", "--data-dir", dataDir, "--client-addr", "127.0.0.1",
 		"--client-port", fmt.Sprint(port)}, extra...)
 	p := &Proc{Cmd: exec.Command(bin, args...), Addr: fmt.Sprintf("127.0.0.1:%d", port),
-		DataDir: dataDir, Log: &bytes.Buffer{}, exited: make(chan struct{})}
+		DataDir: dataDir, Log: &Output{}, exited: make(chan struct{})}
 	p.Cmd.Stdout = p.Log
 	p.Cmd.Stderr = p.Log
 	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -66,6 +66,43 @@ func waitMembers(t *testing.T, c *launcher.Cluster, id members.ID, want ...membe
 	}
 }
 
+// waitStatusMembers waits until cluster status reports each server's
+// place in the committed membership as want has it (a removed server
+// keeps running, but is no member), and the serving leader's conf lists
+// exactly the members.
+func waitStatusMembers(t *testing.T, c *launcher.Cluster, want map[members.ID]string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := map[members.ID]string{}
+		var leader launcher.Status
+		for _, st := range c.Status() {
+			got[st.ID] = st.Member
+			if st.Role == "leader" && st.Serving {
+				leader = st
+			}
+		}
+		if fmt.Sprint(got) == fmt.Sprint(want) && leader.ID != members.None {
+			conf, err := FourLetter(leader.Address, "conf")
+			_, section, ok := strings.Cut(conf, "membership: \n")
+			listed := ok
+			for id, in := range want {
+				listed = listed && strings.Contains(section, fmt.Sprintf("server.%d=", id)) == (in == "yes")
+			}
+			if err == nil && listed {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("leader %d's conf (%v):\n%s", leader.ID, err, conf)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster status membership %v, want %v", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // TestZKReconfig changes a classic-3 ensemble's membership with
 // ZooKeeper's reconfig from go-zookeeper, through a member that does not
 // lead (which hands the change to the leader): refused without the super
@@ -114,6 +151,7 @@ func TestZKReconfig(t *testing.T) {
 		t.Fatalf("after removing %d: version %x (stat mzxid %x), config:\n%s", gone.ID, v1, stat.Mzxid, cfg)
 	}
 	waitMembers(t, c, leader, leader, via.ID)
+	waitStatusMembers(t, c, map[members.ID]string{leader: "yes", via.ID: "yes", gone.ID: "no"})
 	if _, err := cl.IncrementalReconfig(nil, leave, v0); !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("a second reconfig from version %x: %v, want BADVERSION", v0, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,6 +77,9 @@ type lkProxy struct {
 	conns  []net.Conn
 	refuse bool
 	wg     sync.WaitGroup
+	// muted drops what the server sends while set: requests still
+	// arrive and take effect, their answers are lost.
+	muted atomic.Bool
 }
 
 func lkNewProxy(t testing.TB, target string) *lkProxy {
@@ -116,16 +120,27 @@ func (p *lkProxy) accept() {
 		p.conns = append(p.conns, in, out)
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(out, in)
-		go p.pipe(in, out)
+		go p.pipe(out, in, nil)
+		go p.pipe(in, out, &p.muted)
 	}
 }
 
-func (p *lkProxy) pipe(dst, src net.Conn) {
+func (p *lkProxy) pipe(dst, src net.Conn, muted *atomic.Bool) {
 	defer p.wg.Done()
 	defer dst.Close()
 	defer src.Close()
-	io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && (muted == nil || !muted.Load()) {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // cutOff severs every connection and refuses new ones: the client behind

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -113,9 +114,44 @@ func (e *exclusiveNode) prepare(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// abandon removes, in the background, the node of a Lock that gives up
+// after one of its creates lost its answer: that create may have made the
+// node, which no later attempt (with a fresh token) would take for its
+// own, so every contender, this one included, would wait on it until the
+// session ends.
+func (e *exclusiveNode) abandon() {
+	owned := e.ownedBy(e.token)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		for ctx.Err() == nil {
+			st, err := owned(ctx)
+			switch {
+			case isConnLoss(err):
+				time.Sleep(50 * time.Millisecond)
+				continue
+			case err == nil && st != nil:
+				if err := e.conn.Delete(ctx, e.node, st.Version); isConnLoss(err) {
+					continue // it may not have happened: check again
+				}
+			}
+			return
+		}
+	}()
+}
+
 // ownedStat reports whether the node exists and is ours: after a create
 // lost to a connection loss, that is how we learn whether it happened.
 func (e *exclusiveNode) ownedStat(ctx context.Context) (*zkproto.Stat, error) {
+	return e.ownedBy(e.token)(ctx)
+}
+
+// ownedBy is ownedStat for the attempt whose token is token.
+func (e *exclusiveNode) ownedBy(token []byte) func(context.Context) (*zkproto.Stat, error) {
+	return func(ctx context.Context) (*zkproto.Stat, error) { return e.owned(ctx, token) }
+}
+
+func (e *exclusiveNode) owned(ctx context.Context, token []byte) (*zkproto.Stat, error) {
 	// A plain read may come from a server that has not applied the latest
 	// writes (after a failover the session may have moved to one), and our
 	// own node of an earlier hold, already deleted, would look held:
@@ -130,7 +166,7 @@ func (e *exclusiveNode) ownedStat(ctx context.Context) (*zkproto.Stat, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.EphemeralOwner == e.conn.SessionID() && bytes.HasPrefix(data, e.token) {
+	if st.EphemeralOwner == e.conn.SessionID() && bytes.HasPrefix(data, token) {
 		return st, nil
 	}
 	return nil, nil

@@ -48,9 +48,11 @@ func (l *QueueLock) lock(ctx context.Context, pipelined bool) error {
 	if pipelined {
 		var err error
 		if kids, err = q.createListed(ctx); err != nil {
+			q.abandon()
 			return err
 		}
 	} else if err := q.createSync(ctx); err != nil {
+		q.abandon()
 		return err
 	}
 	if err := l.waitTurn(ctx, kids); err != nil {

@@ -52,11 +52,10 @@ func (l *AsyncQueueLock) Lock(ctx context.Context) error {
 	defer tick.Stop()
 
 	fail := func(err error) error {
-		if created {
-			q.abandon()
-		} else {
+		if !created {
 			abandonCreate(q.conn, create)
 		}
+		q.abandon()
 		return err
 	}
 	recreate := func() {

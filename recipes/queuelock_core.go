@@ -122,52 +122,77 @@ func (q *queueContender) createListed(ctx context.Context) ([]string, error) {
 // findNode looks for our node by its prefix after a create whose reply
 // was lost (kazoo's _find_node, Curator's protection mode).
 func (q *queueContender) findNode(ctx context.Context) (bool, error) {
+	p, czxid, err := findByPrefix(ctx, q.conn, q.dir, q.prefix)
+	if err != nil || p == "" {
+		return false, err
+	}
+	q.setNode(p, czxid)
+	return true, nil
+}
+
+// findByPrefix returns the path and czxid of the child of dir whose name
+// starts with prefix ("" when there is none), retrying through
+// connection losses.
+func findByPrefix(ctx context.Context, conn *client.Conn, dir, prefix string) (string, int64, error) {
 	for {
 		// Sync first: after a failover the session may read from a server
 		// that has not applied our create yet; missing it, we would create
 		// a second node and leave the first, still ours, blocking everyone.
-		_, err := q.conn.Sync(ctx, q.dir)
+		_, err := conn.Sync(ctx, dir)
 		var kids []string
 		if err == nil {
-			kids, _, err = q.conn.Children(ctx, q.dir)
+			kids, _, err = conn.Children(ctx, dir)
 		}
 		switch {
 		case isConnLoss(err):
 			if err := pause(ctx, retryBackoff); err != nil {
-				return false, err
+				return "", 0, err
 			}
 			continue
 		case errors.Is(err, zkproto.ErrNoNode):
-			return false, nil
+			return "", 0, nil
 		case err != nil:
-			return false, err
+			return "", 0, err
 		}
 		for _, k := range kids {
-			if !strings.HasPrefix(k, q.prefix) {
+			if !strings.HasPrefix(k, prefix) {
 				continue
 			}
-			st, err := q.conn.Exists(ctx, joinPath(q.dir, k))
+			st, err := conn.Exists(ctx, joinPath(dir, k))
 			if err != nil && !isConnLoss(err) {
-				return false, err
+				return "", 0, err
 			}
 			if st != nil {
-				q.setNode(joinPath(q.dir, k), st.Czxid)
-				return true, nil
+				return joinPath(dir, k), st.Czxid, nil
 			}
 		}
-		return false, nil
+		return "", 0, nil
 	}
 }
 
 // nodePath is the full path of our node.
 func (q *queueContender) nodePath() string { return joinPath(q.dir, q.node) }
 
-// abandon removes our node after a failed Lock.
+// abandon removes our node after a failed Lock. When no create was
+// confirmed, one may still have made the node (its answer lost, or not
+// yet come): it is looked for by our prefix, in the background, once the
+// connection allows, since no later attempt (with a fresh prefix) would
+// know it and every contender behind it would wait until the session
+// ended.
 func (q *queueContender) abandon() {
 	if q.node != "" {
 		deleteInBackground(q.conn, q.nodePath())
 		q.node = ""
+		return
 	}
+	conn, dir, prefix := q.conn, q.dir, q.prefix
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if p, _, err := findByPrefix(ctx, conn, dir, prefix); err == nil && p != "" {
+			deleteInBackground(conn, p)
+		}
+	}()
 }
 
 // acquired completes a hold: the lock-delay (exclusive holds), then the

@@ -34,12 +34,19 @@ func NewTASLock(conn *client.Conn, path string, opts ...LockOption) *TASLock {
 }
 
 // Lock blocks until the lock is held or ctx ends.
-func (l *TASLock) Lock(ctx context.Context) error {
+func (l *TASLock) Lock(ctx context.Context) (err error) {
 	e := l.e
 	if err := e.prepare(ctx); err != nil {
 		return err
 	}
 	lost := false // a create's answer was lost: the node may be ours
+	defer func() {
+		// Giving up with a create's answer lost, or with one on the
+		// wire, may leave our node behind.
+		if err != nil && (lost || ctx.Err() != nil) {
+			e.abandon()
+		}
+	}()
 	for {
 		res, err := createWait(ctx, e.conn, e.node, e.data(), client.Ephemeral, e.cfg.acl)
 		switch {
@@ -64,7 +71,7 @@ func (l *TASLock) Lock(ctx context.Context) error {
 			if st == nil {
 				continue // released between our create and exists
 			}
-			if err := waitEvent(ctx, w); err != nil {
+			if err := waitEvent(ctx, w); err != nil && !isConnLoss(err) {
 				return err
 			}
 		case isConnLoss(err):

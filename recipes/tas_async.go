@@ -35,7 +35,7 @@ func NewAsyncTASLock(conn *client.Conn, path string, opts ...LockOption) *AsyncT
 }
 
 // Lock blocks until the lock is held or ctx ends.
-func (l *AsyncTASLock) Lock(ctx context.Context) error {
+func (l *AsyncTASLock) Lock(ctx context.Context) (err error) {
 	e := l.e
 	if err := e.prepare(ctx); err != nil {
 		return err
@@ -44,6 +44,13 @@ func (l *AsyncTASLock) Lock(ctx context.Context) error {
 	defer tick.Stop()
 	var inFlight []*client.Call[client.CreateResult]
 	lost := false // an attempt's answer was lost: the node may be ours
+	defer func() {
+		// Giving up with a create's answer lost, or with one on the
+		// wire, may leave our node behind.
+		if err != nil && (lost || ctx.Err() != nil) {
+			e.abandon()
+		}
+	}()
 	send := func() {
 		if len(inFlight) < e.cfg.maxInFlight {
 			inFlight = append(inFlight, e.conn.CreateAsync(e.node, e.data(), client.Ephemeral, e.cfg.acl))

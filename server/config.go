@@ -125,6 +125,10 @@ type Config struct {
 	// WeakMode is when a weak namespace's writes are answered
 	// (giraffe.weakMode; docs/namespaces.md).
 	WeakMode WeakMode
+	// StrictConfig refuses to start from a configuration file with keys
+	// neither Giraffe nor ZooKeeper reads (giraffe.strictConfig; see
+	// UnusedKeys.Err).
+	StrictConfig bool
 	// pendingAdmin holds giraffe.admin.N values until the server lines
 	// they belong to have all been read.
 	pendingAdmin []members.Member

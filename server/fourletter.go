@@ -226,6 +226,13 @@ func (s *Server) writeConf(b *strings.Builder) {
 		s.cfg.MaxClientCnxns, lo.Milliseconds(), hi.Milliseconds(), s.cfg.ServerID)
 	fmt.Fprintf(b, "jute.maxbuffer=%d\nsnapCount=%d\nautopurge.snapRetainCount=%d\nforceSync=%v\n",
 		s.cfg.MaxPacket, s.cfg.SnapCount, s.cfg.SnapRetainCount, s.cfg.ForceSync)
+	if s.cfg.Replicated() {
+		// As a ZooKeeper quorum peer: the membership this server has
+		// applied, in /zookeeper/config's format.
+		m, _, _ := s.membership.get()
+		b.WriteString("membership: \n")
+		b.Write(m.Encode())
+	}
 }
 
 // watched is one data watch of a session: ZooKeeper's wchc and wchp

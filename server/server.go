@@ -210,6 +210,18 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	// Logged before the first connection is accepted, so a client that
+	// was answered finds the line.
+	attrs := []any{"client", addrString(s.ln), "secureClient", addrString(s.secureLn)}
+	if s.secureLn != nil {
+		attrs = append(attrs, "sslClientAuth", s.cfg.ClientTLS.ClientAuth.String())
+	}
+	attrs = append(attrs, "metrics", addrString(s.metricsLn), "admin", addrString(s.adminLn), "dataDir", s.cfg.DataDir,
+		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions()))
+	if s.cfg.Namespaces.Len() > 0 {
+		attrs = append(attrs, "namespaces", s.cfg.Namespaces.String())
+	}
+	s.log.Info("serving", attrs...)
 	for _, ln := range []net.Listener{s.ln, s.secureLn} {
 		if ln != nil {
 			s.wg.Add(1)
@@ -225,12 +237,6 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.servingLoop(rp)
 	}
-	attrs := []any{"client", addrString(s.ln), "secureClient", addrString(s.secureLn), "dataDir", s.cfg.DataDir,
-		"zxid", fmt.Sprintf("0x%x", s.pipe.lastZxid()), "sessions", len(s.tree.Sessions())}
-	if s.cfg.Namespaces.Len() > 0 {
-		attrs = append(attrs, "namespaces", s.cfg.Namespaces.String())
-	}
-	s.log.Info("serving", attrs...)
 	return nil
 }
 

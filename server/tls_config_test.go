@@ -80,7 +80,7 @@ zookeeper.X509AuthenticationProvider.superUser=CN=admin,O=Ops`,
 				}
 				return
 			}
-			if err != nil || len(ignored) > 0 {
+			if err != nil || ignored.Count() > 0 {
 				t.Fatalf("err %v, ignored %v", err, ignored)
 			}
 			tc.check(t, &cfg)

@@ -313,7 +313,7 @@ server.1=localhost:2888:3888
 		cfg.MaxClientCnxns != 7 || cfg.MaxPacket != 0x200000 || strings.Join(cfg.FourLetterWords, ",") != "ruok,stat" {
 		t.Fatalf("config: %+v", cfg)
 	}
-	if strings.Join(ignored, ",") != "initLimit" {
+	if strings.Join(ignored.ZooKeeper, ",") != "initLimit" || len(ignored.Unknown) != 0 {
 		t.Fatalf("ignored keys %v", ignored)
 	}
 	if err := cfg.Validate(); err != nil {

@@ -21,8 +21,14 @@ import (
 // LoadConfigFile reads a configuration file into c. The format is that of
 // ZooKeeper's zoo.cfg (Java properties: key=value, # comments), so an
 // existing zoo.cfg works unchanged; keys Giraffe does not use are ignored
-// with their names returned so the caller can log them.
-func LoadConfigFile(path string, c *Config) (ignored []string, err error) {
+// and returned, sorted into ZooKeeper's and unknown ones, so the caller
+// can log them (UnusedKeys.Err refuses unknown ones when strict).
+func LoadConfigFile(path string, c *Config) (UnusedKeys, error) {
+	ignored, err := loadConfigFile(path, c)
+	return classifyUnused(ignored), err
+}
+
+func loadConfigFile(path string, c *Config) (ignored []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -228,6 +234,8 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		c.FaultInjection, err = strconv.ParseBool(val)
 	case "giraffe.weakMode":
 		c.WeakMode, err = ParseWeakMode(val)
+	case "giraffe.strictConfig":
+		c.StrictConfig, err = strconv.ParseBool(val)
 	default:
 		return false, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +185,7 @@ func TestAdminServerKeys(t *testing.T) {
 		os.WriteFile(path, []byte(tc.lines+"\n"), 0o644)
 		cfg := DefaultConfig()
 		ignored, err := LoadConfigFile(path, &cfg)
-		if err != nil || len(ignored) > 0 {
+		if err != nil || ignored.Count() > 0 {
 			t.Fatalf("%q: %v, ignored %v", tc.lines, err, ignored)
 		}
 		if cfg.MetricsPort != tc.metrics || cfg.NoAdminServer != tc.off {
@@ -220,7 +221,7 @@ func TestNamespaceKeys(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || len(ignored) > 0 {
+			if err != nil || ignored.Count() > 0 {
 				t.Fatalf("err %v, ignored %v", err, ignored)
 			}
 			if got := cfg.Namespaces.String(); got != tc.want {
@@ -280,11 +281,68 @@ func TestOperationsKeys(t *testing.T) {
 		}
 		c := DefaultConfig()
 		ignored, err := LoadConfigFile(path, &c)
-		if err != nil || len(ignored) > 0 {
+		if err != nil || ignored.Count() > 0 {
 			t.Fatalf("%q: %v, ignored %v", tc.lines, err, ignored)
 		}
 		if c.ReconfigEnabled != tc.reconfig || c.SkipACL != tc.skip || c.EnforceQuota != tc.enforced {
 			t.Errorf("%q: reconfigEnabled %v skipACL %v enforceQuota %v", tc.lines, c.ReconfigEnabled, c.SkipACL, c.EnforceQuota)
+		}
+	}
+}
+
+// TestConfigTypos: keys ZooKeeper reads and Giraffe does not are told
+// from keys nothing reads, each unknown one with the known key nearest in
+// spelling; strict configuration (the file's giraffe.strictConfig or the
+// caller's flag) refuses the unknown ones.
+func TestConfigTypos(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zoo.cfg")
+	lines := "tickTme=2000\ninitLimit=10\nssl.crl=true\nzookeeper.preAllocSize=65536\n" +
+		"giraffe.namespce.2=weak\nfrobnicate=1\nclientPort=2181\n"
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	u, err := LoadConfigFile(path, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(u.ZooKeeper, []string{"initLimit", "ssl.crl", "zookeeper.preAllocSize"}) {
+		t.Errorf("ZooKeeper keys %v", u.ZooKeeper)
+	}
+	want := []UnknownKey{{"tickTme", "tickTime"}, {"giraffe.namespce.2", "giraffe.namespace.NAME"}, {"frobnicate", ""}}
+	if !slices.Equal(u.Unknown, want) {
+		t.Errorf("unknown keys %v, want %v", u.Unknown, want)
+	}
+	if err := u.Err(false); err != nil {
+		t.Errorf("not strict: %v", err)
+	}
+	err = u.Err(true)
+	if err == nil || !strings.Contains(err.Error(), "tickTme (did you mean tickTime?)") || !strings.Contains(err.Error(), "frobnicate") {
+		t.Errorf("strict: %v", err)
+	}
+
+	if err := os.WriteFile(path, []byte("giraffe.strictConfig=true\n"+lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = DefaultConfig()
+	u, err = LoadConfigFile(path, &c)
+	if err != nil || !c.StrictConfig || u.Err(c.StrictConfig) == nil {
+		t.Errorf("giraffe.strictConfig=true: load %v, strict %v, check %v", err, c.StrictConfig, u.Err(c.StrictConfig))
+	}
+}
+
+// TestSuggestedKeysAreRead: every key offered as a suggestion is one
+// Config.set applies (the families with a variable part aside), so the
+// list cannot offer a key Giraffe ignores.
+func TestSuggestedKeysAreRead(t *testing.T) {
+	for _, k := range giraffeKeys {
+		if strings.HasSuffix(k, ".NAME") || strings.HasSuffix(k, ".N") {
+			continue
+		}
+		c := DefaultConfig()
+		known, _ := c.set(k, "1")
+		if !known {
+			t.Errorf("suggested key %s is not read", k)
 		}
 	}
 }

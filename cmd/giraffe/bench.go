@@ -59,7 +59,7 @@ The run warms up for --warmup, then measures for --duration.`,
 			}
 			fmt.Printf("%s on %s: %d sessions x %d outstanding, %d-byte values, %.1fs\n",
 				res.Workload, strings.Join(res.Servers, ","), res.Sessions, res.Outstanding, res.ValueSize, res.Seconds)
-			fmt.Printf("  throughput  %.0f ops/s (%d ops, %d errors)\n", res.ThroughputOps, res.Ops, res.Errors)
+			fmt.Printf("  throughput  %.0f ops/s (%d ops, %d errors, %d reconnects)\n", res.ThroughputOps, res.Ops, res.Errors, res.Reconnects)
 			l := res.Latency
 			fmt.Printf("  latency ms  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
 				l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)

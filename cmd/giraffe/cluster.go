@@ -79,7 +79,12 @@ leave and fault read from there. Fault injection is off unless
 --fault-injection is given. When a server exits during start-up (a port
 taken, a bad --set line) or no leader comes within --wait, start exits with
 status 1 and the end of that server's log; the servers that started keep
-running until cluster stop.
+running until cluster stop. --nodes 1 starts one standalone server.
+
+A stopped cluster in --dir starts again with its data when it is started
+the same way (nodes, shape, base port, --tls); start refuses another shape
+there, since the servers' logs hold the old membership, unless --force,
+which deletes the old servers' data first.
 
 With --tls, start makes a throw-away certificate authority in DIR/tls
 (ca.pem, its key, and client.pem, a client's key and certificate) and a
@@ -101,11 +106,14 @@ peers over mutual TLS (sslQuorum=true). The plain client ports stay open.`,
 			fmt.Fprintf(out, "connect string: %s\n", c.ConnectString())
 			fmt.Fprintf(out, "data and logs:  %s/s<id>/{data,server.log,zoo.cfg}\n", c.Spec.Dir)
 			fmt.Fprintf(out, "web console:    %s (every server serves one: `cluster status --json`)\n", c.Servers[0].ConsoleURL())
-			shape := fmt.Sprintf("forest %d-%d", spec.Trees, spec.Children)
-			if spec.Classic {
-				shape = "classic (one group, star)"
+			shape := fmt.Sprintf("%d servers, forest %d-%d", spec.Nodes, spec.Trees, spec.Children)
+			switch {
+			case spec.Nodes == 1:
+				shape = "1 server, standalone"
+			case spec.Classic:
+				shape = fmt.Sprintf("%d servers, classic (one group, star)", spec.Nodes)
 			}
-			fmt.Fprintf(out, "%d servers, %s; `giraffe cluster status --dir %s` shows roles\n", spec.Nodes, shape, c.Spec.Dir)
+			fmt.Fprintf(out, "%s; `giraffe cluster status --dir %s` shows roles\n", shape, c.Spec.Dir)
 			if spec.TLS {
 				f := launcher.TLSFilesIn(c.Spec.Dir)
 				fmt.Fprintf(out, "TLS connect string: %s (client certificate required; peers use mutual TLS)\n", c.SecureConnectString())
@@ -135,6 +143,7 @@ peers over mutual TLS (sslQuorum=true). The plain client ports stay open.`,
 	f.BoolVar(&spec.TLS, "tls", false, "make a throw-away certificate authority; secure client ports and TLS between peers")
 	f.DurationVar(&wait, "wait", 30*time.Second, "how long to wait for a leader")
 	f.BoolVar(&foreground, "foreground", false, "stay in the foreground and stop the ensemble on Ctrl-C")
+	f.BoolVar(&spec.Force, "force", false, "when --dir holds a stopped cluster of another shape, delete its data and start afresh")
 	f.StringArrayVar(&spec.Extra, "set", nil, "extra zoo.cfg line for every server, key=value (repeatable)")
 	f.IntVar(&spec.TickMs, "tick-ms", 0, "protocol tick in ms (0: the server's default, 25)")
 	return cmd
@@ -145,7 +154,7 @@ func newClusterStatusCmd() *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show every server's role, group (color), zxid and process",
+		Short: "Show every server's role, group (color), zxid, committed membership and process",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := launcher.Load(dir)
@@ -166,10 +175,11 @@ func newClusterStatusCmd() *cobra.Command {
 					PID     int        `json:"pid"`
 					Serving bool       `json:"serving"`
 					Console string     `json:"console"`
+					Member  string     `json:"member"`
 				}
 				list := make([]row, len(rows))
 				for i, r := range rows {
-					list[i] = row{r.ID, r.Address, r.SecureAddress, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving, r.Console}
+					list[i] = row{r.ID, r.Address, r.SecureAddress, r.Color, r.Role, r.Zxid, r.Alive, r.PID, r.Serving, r.Console, r.Member}
 				}
 				b, err := json.Marshal(list)
 				if err != nil {
@@ -181,9 +191,9 @@ func newClusterStatusCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 			secure := c.SecureConnectString() != ""
 			if secure {
-				fmt.Fprint(tw, "ID\tADDRESS\tTLS ADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tALIVE\tPID\n")
+				fmt.Fprint(tw, "ID\tADDRESS\tTLS ADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tMEMBER\tALIVE\tPID\n")
 			} else {
-				fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tALIVE\tPID")
+				fmt.Fprintln(tw, "ID\tADDRESS\tCOLOR\tROLE\tMODE\tZXID\tVOTES\tMEMBER\tALIVE\tPID")
 			}
 			for _, r := range rows {
 				color := "-"
@@ -202,7 +212,7 @@ func newClusterStatusCmd() *cobra.Command {
 				if secure {
 					addr += "\t" + r.SecureAddress
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%v\t%d\n", r.ID, addr, color, r.Role, mode, r.Zxid, votes, r.Alive, r.PID)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t0x%x\t%s\t%s\t%v\t%d\n", r.ID, addr, color, r.Role, mode, r.Zxid, votes, r.Member, r.Alive, r.PID)
 			}
 			return tw.Flush()
 		},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/giraffe-coord/giraffe/hc/master"
 	"github.com/giraffe-coord/giraffe/hc/plan"
 	"github.com/giraffe-coord/giraffe/internal/cli"
+	"github.com/giraffe-coord/giraffe/internal/logging"
 )
 
 // newHCCmd returns `giraffe hc`: the hierarchical lock service
@@ -207,6 +207,7 @@ func newHCDaemonCmd() *cobra.Command {
 		f                 hcFlags
 		name, split, exit string
 		threshold         int
+		logOpts           logging.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -237,12 +238,17 @@ worker action that leads to PHASE, before it is recorded. It is for tests.`,
 			}
 			ctx, stop := signalContext()
 			defer stop()
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			log, logFile, err := logOpts.New(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer logFile.Close()
 			return master.Run(ctx, master.Config{Master: f.servers(), Name: name, Threshold: threshold, Split: mode,
 				SessionOptions: []client.Option{client.WithSessionTimeout(f.sessionTO)}, Log: log, AfterStep: hook})
 		},
 	}
 	f.add(cmd)
+	logOpts.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&name, "name", "", "this daemon's name in the election (default host-pid)")
 	cmd.Flags().IntVar(&threshold, "threshold", 1000, "lock count above which a worker is split (0: never)")
 	cmd.Flags().StringVar(&split, "split", "domain", "how an overloaded worker's locks are split: domain (whole domains) or equal (halves)")

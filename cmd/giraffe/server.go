@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/logging"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/server"
 )
@@ -26,10 +26,11 @@ func newServerCmd() *cobra.Command {
 		metricsPort   int
 		adminPort     int
 		tokenFile     string
-		logLevel      string
+		logOpts       logging.Options
 		join          string
 		joinID        uint64
 		awaitReconfig bool
+		strictConfig  bool
 		peerPort      int
 	)
 	cmd := &cobra.Command{
@@ -62,18 +63,29 @@ the log.`,
     --admin-token-file /etc/giraffe/admin.token --join 127.0.0.1:7201`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := newLogger(logLevel)
+			logger, logFile, err := logOpts.New(os.Stderr)
 			if err != nil {
 				return err
 			}
+			defer logFile.Close()
 			cfg := server.DefaultConfig()
 			if configFile != "" {
-				ignored, err := server.LoadConfigFile(configFile, &cfg)
+				unused, err := server.LoadConfigFile(configFile, &cfg)
 				if err != nil {
 					return err
 				}
-				if len(ignored) > 0 {
-					logger.Info("config keys not used by Giraffe", "keys", strings.Join(ignored, ","))
+				if len(unused.ZooKeeper) > 0 {
+					logger.Info("ZooKeeper configuration keys Giraffe does not use", "keys", strings.Join(unused.ZooKeeper, ","))
+				}
+				for _, k := range unused.Unknown {
+					args := []any{"key", k.Key, "file", configFile}
+					if k.Suggestion != "" {
+						args = append(args, "did_you_mean", k.Suggestion)
+					}
+					logger.Warn("unknown configuration key, ignored", args...)
+				}
+				if err := unused.Err(cfg.StrictConfig || strictConfig); err != nil {
+					return fmt.Errorf("%s: %w", configFile, err)
 				}
 			}
 			flags := cmd.Flags()
@@ -115,16 +127,6 @@ the log.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "giraffe: serving ZooKeeper clients on %s (data in %s)\n", srv.Addr(), cfg.DataDir)
-			if a := srv.SecureAddr(); a != nil {
-				fmt.Fprintf(os.Stderr, "giraffe: serving TLS clients on %s (ssl.clientAuth=%s)\n", a, cfg.ClientTLS.ClientAuth)
-			}
-			if a := srv.MetricsAddr(); a != nil {
-				fmt.Fprintf(os.Stderr, "giraffe: metrics on http://%s/metrics\n", a)
-			}
-			if a := srv.AdminAddr(); a != nil {
-				fmt.Fprintf(os.Stderr, "giraffe: admin port on %s (token required)\n", a)
-			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 			select {
@@ -143,7 +145,8 @@ the log.`,
 	f.IntVar(&metricsPort, "metrics-port", 0, "serve Prometheus metrics on this port at /metrics, read-only (0: off)")
 	f.IntVar(&adminPort, "admin-port", 0, "serve membership changes on this port, to holders of the admin token (giraffe.adminPort; 0: off)")
 	f.StringVar(&tokenFile, "admin-token-file", "", "file holding the admin token, mode 0600 (giraffe.adminTokenFile); --join presents it")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.BoolVar(&strictConfig, "strict-config", false, "refuse to start when the config file has keys neither Giraffe nor ZooKeeper reads (giraffe.strictConfig)")
+	logOpts.AddFlags(f)
 	f.StringVar(&join, "join", "", "join a running ensemble through this member's admin port, host:port; needs --peer-port, --admin-port and --admin-token-file")
 	f.Uint64Var(&joinID, "id", 0, "with --join: the server id to ask for (0: the leader picks the next free one)")
 	f.BoolVar(&awaitReconfig, "await-reconfig", false, "with --join: start as a learner and wait for a ZooKeeper client's reconfig -add (the log gives the server string) instead of asking for the change")
@@ -188,13 +191,4 @@ then be stopped.`,
 	cmd.MarkFlagRequired("admin")
 	cmd.MarkFlagRequired("admin-token-file")
 	return cmd
-}
-
-// newLogger returns a text logger on stderr at the given level.
-func newLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }

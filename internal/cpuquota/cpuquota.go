@@ -133,7 +133,8 @@ func (g *Group) write(file, value string) error {
 
 // hierarchy finds a writable cgroup hierarchy with the cpu controller
 // from /proc/self/mounts: the unified one (cgroup2) if "cpu" is among
-// its controllers, else a v1 mount whose options include "cpu".
+// its controllers, else a v1 mount whose options include "cpu", where
+// groups are made under this process's own group when it has one.
 func hierarchy() (root string, v2 bool, err error) {
 	f, err := os.Open("/proc/self/mounts")
 	if err != nil {
@@ -162,12 +163,37 @@ func hierarchy() (root string, v2 bool, err error) {
 	switch {
 	case unified != "" && writable(unified):
 		return unified, true, nil
-	case v1 != "" && writable(v1):
-		return v1, false, nil
+	case v1 != "":
+		// Under this process's own group, so that the new group shares
+		// the CPU its parent is given (and a delegated subtree works).
+		if own := ownV1Group(); own != "" && writable(filepath.Join(v1, own)) {
+			return filepath.Join(v1, own), false, nil
+		}
+		if writable(v1) {
+			return v1, false, nil
+		}
+	}
+	switch {
 	case unified != "" || v1 != "":
 		return "", false, fmt.Errorf("%w: the cpu controller is mounted (%s) but not writable by this user (run as root, or delegate a subtree)", ErrUnavailable, unified+v1)
 	}
 	return "", false, fmt.Errorf("%w: neither cgroup v2 with cpu in cgroup.controllers nor a v1 cpu mount in /proc/self/mounts", ErrUnavailable)
+}
+
+// ownV1Group is this process's group in the v1 cpu hierarchy, from
+// /proc/self/cgroup ("N:cpu,cpuacct:/path"), or "" at the root.
+func ownV1Group() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && hasWord(strings.ReplaceAll(f[1], ",", " "), "cpu") && f[2] != "/" {
+			return strings.TrimPrefix(f[2], "/")
+		}
+	}
+	return ""
 }
 
 func hasWord(s, w string) bool {

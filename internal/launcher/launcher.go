@@ -9,7 +9,6 @@
 package launcher
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +54,9 @@ type Spec struct {
 	TLS bool
 	// Extra lines appended to every zoo.cfg.
 	Extra []string
+	// Force lets Start delete the data of a stopped cluster of another
+	// shape in Dir (Cluster.reuse).
+	Force bool `json:"-"`
 }
 
 // Server is one member as recorded in cluster.json.
@@ -153,6 +154,9 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 				return nil, fmt.Errorf("a cluster is already running in %s (server %d, pid %d); stop it first", dir, s.ID, s.PID)
 			}
 		}
+		if err := c.reuse(spec); err != nil {
+			return nil, err
+		}
 	}
 	bin := spec.Binary
 	if bin == "" {
@@ -204,6 +208,32 @@ func Start(spec Spec, timeout time.Duration) (*Cluster, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// reuse checks that spec may start on the data c left: with the same
+// shape and ports, the servers recover their data; a changed one would
+// give them a membership their logs do not know, so it is refused unless
+// spec.Force, which deletes the servers' directories first.
+func (c *Cluster) reuse(spec Spec) error {
+	old := c.Spec
+	var why string
+	switch {
+	case old.Shape != spec.Shape || old.BasePort != spec.BasePort || old.TLS != spec.TLS:
+		why = fmt.Sprintf("was started as %s, base port %d, tls %v", old.Shape, old.BasePort, old.TLS)
+	case len(c.Servers) != spec.Nodes:
+		why = fmt.Sprintf("has %d servers since servers joined or left; `cluster restart ID` starts each again", len(c.Servers))
+	default:
+		return nil
+	}
+	if !spec.Force {
+		return fmt.Errorf("the stopped cluster in %s %s; start it the same way to keep its data, or add --force to delete it", spec.Dir, why)
+	}
+	for _, s := range c.Servers {
+		if err := os.RemoveAll(s.Dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WaitStarted waits until server id answers on its client port. It fails,
@@ -472,115 +502,6 @@ func waitDead(pid int, d time.Duration) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return exited(pid)
-}
-
-// Status is one row of `giraffe cluster status`.
-type Status struct {
-	ID      members.ID `json:"id"`
-	Address string     `json:"address"`
-	Color   int        `json:"color"`
-	Role    string     `json:"role"`
-	Zxid    int64      `json:"zxid"`
-	Alive   bool       `json:"alive"`
-	PID     int        `json:"pid"`
-	// Mode is what ZooKeeper tools see: leader or follower; empty while
-	// the server does not serve (Serving).
-	Mode string `json:"mode,omitempty"`
-	// Serving is false while the server answers ZooKeeper's "not
-	// currently serving requests": out of contact with a quorum, or not
-	// a member of the ensemble.
-	Serving bool `json:"serving"`
-	// Leader is the global leader this server follows.
-	Leader members.ID `json:"leader,omitempty"`
-	// Registration is whether the ensemble counts the server's votes:
-	// registered, pending or recovering (srvr's "Giraffe registration").
-	Registration string `json:"registration,omitempty"`
-	// SecureAddress is the secure client port, when the cluster has TLS.
-	SecureAddress string `json:"secure_address,omitempty"`
-	// Console is the URL of the server's web console (on its admin port).
-	Console string `json:"console"`
-}
-
-// Status asks every server (four-letter word srvr) for its state. A
-// server that does not answer is reported with alive=false when its
-// process is gone, or role "unreachable".
-func (c *Cluster) Status() []Status {
-	out := make([]Status, 0, len(c.Servers))
-	for _, s := range c.Servers {
-		st := Status{ID: s.ID, Address: s.ClientAddr, SecureAddress: s.SecureClientAddr, PID: s.PID, Color: -1,
-			Alive: alive(s.PID), Console: s.ConsoleURL()}
-		if st.Alive {
-			if kv, err := FourLetter(s.ClientAddr, "srvr", time.Second); err == nil {
-				st.Role = kv["Giraffe role"]
-				st.Mode = kv["Mode"]
-				st.Serving = st.Mode != ""
-				st.Color, _ = strconv.Atoi(kv["Giraffe group"])
-				st.Leader, _ = members.ParseID(kv["Giraffe leader"])
-				st.Registration = kv["Giraffe registration"]
-				if z, err := strconv.ParseInt(strings.TrimPrefix(kv["Zxid"], "0x"), 16, 64); err == nil {
-					st.Zxid = z
-				}
-			} else {
-				st.Role = "unreachable"
-			}
-		} else {
-			st.Role = "down"
-		}
-		out = append(out, st)
-	}
-	return out
-}
-
-// WaitLeader waits until a live server reports itself leader, and every
-// live server reports the same leader and serves clients (a member serves
-// once a proposal of its own has committed).
-func (c *Cluster) WaitLeader(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		leader, agree := members.None, true
-		for _, st := range c.Status() {
-			if !st.Alive {
-				continue
-			}
-			if st.Role == "leader" {
-				leader = st.ID
-			}
-			if st.Leader == 0 || (leader != 0 && st.Leader != leader) || !st.Serving {
-				agree = false
-			}
-		}
-		if leader != 0 && agree {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no leader within %v (server logs: %s/s*/server.log)", timeout, c.Spec.Dir)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// FourLetter sends a four-letter word and parses "Key: value" lines.
-func FourLetter(addr, word string, timeout time.Duration) (map[string]string, error) {
-	nc, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(timeout))
-	if _, err := nc.Write([]byte(word)); err != nil {
-		return nil, err
-	}
-	kv := map[string]string{}
-	sc := bufio.NewScanner(nc)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ": "); ok {
-			kv[k] = v
-		}
-	}
-	if len(kv) == 0 {
-		return nil, fmt.Errorf("%s: no answer to %s", addr, word)
-	}
-	return kv, nil
 }
 
 // anyAdmin returns the admin address of a live server other than except.
