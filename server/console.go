@@ -10,6 +10,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/console"
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -228,10 +229,32 @@ func (s *Server) readZnode(path string) (console.Znode, zkproto.Code) {
 	}
 	if kids, _, code := s.tree.Children(path, nil); code == zkproto.OK {
 		z.Children = append(z.Children, kids...) // sorted, and [] rather than null when none
+		z.Recipe = s.recipeOf(path, kids)
 	} else {
 		z.ChildrenError = code.String()
 	}
 	return z, zkproto.OK
+}
+
+// maxRecipeChildren bounds the children looked at to recognize a recipe:
+// a directory bigger than that is shown as a plain list.
+const maxRecipeChildren = 1000
+
+// recipeOf recognizes a recipe in path's children (the tree read-locked),
+// with each child's owning session.
+func (s *Server) recipeOf(path string, kids []string) *console.Recipe {
+	if len(kids) == 0 || len(kids) > maxRecipeChildren {
+		return nil
+	}
+	children := make([]console.Child, 0, len(kids))
+	for _, k := range kids {
+		st, code := s.tree.Exists(datatree.JoinPath(path, k), nil)
+		if code != zkproto.OK {
+			return nil
+		}
+		children = append(children, console.Child{Name: k, Owner: console.Zxid(uint64(st.EphemeralOwner))})
+	}
+	return console.Recognize(children)
 }
 
 func statOf(st zkproto.Stat) *console.Stat {

@@ -169,6 +169,9 @@ type Znode struct {
 	ACLError      string   `json:"acl_error,omitempty"`
 	Children      []string `json:"children"`
 	ChildrenError string   `json:"children_error,omitempty"`
+	// Recipe is the lock, election, semaphore or queue the children form,
+	// when Recognize knows their layout.
+	Recipe *Recipe `json:"recipe,omitempty"`
 }
 
 // Change is the body of POST and PUT /ui/api/znode. Data is base64.

@@ -45,7 +45,7 @@ func (t *Tree) CloneSubtrees(roots []string) *Tree {
 func (t *Tree) cloneSubtree(path string, parent *node, name string, n *node) {
 	cp := t.cloneNode(path, parent, name, n)
 	for childName, child := range n.children {
-		t.cloneSubtree(joinPath(path, childName), cp, childName, child)
+		t.cloneSubtree(JoinPath(path, childName), cp, childName, child)
 	}
 }
 
@@ -57,8 +57,8 @@ func (t *Tree) cloneNode(path string, parent *node, name string, n *node) *node 
 	return cp
 }
 
-// joinPath is the path of child name of parent.
-func joinPath(parent, name string) string {
+// JoinPath is the path of child name of parent.
+func JoinPath(parent, name string) string {
 	if parent == rootPath {
 		return rootPath + name
 	}

@@ -10,7 +10,7 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -183,6 +183,49 @@ test("the data browser lists a znode a real client created; only an administrato
   await until(async () => (await page.locator('button[data-path="/console-e2e"]').count()) === 0, 5000, "the deleted znode leaves the tree");
   assert.throws(() => giraffe("shell", servers, "get", "/console-e2e"));
   await page.close();
+});
+
+/** Starts `giraffe lock` holding (or waiting for) the lock at path; resolves once it runs. */
+function lockHolder(servers, path) {
+  const p = spawn(bin, ["lock", "--servers", servers, path], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  p.stdout.on("data", (b) => (out += b));
+  p.stderr.on("data", (b) => (out += b));
+  return { proc: p, output: () => out, stop: () => new Promise((r) => (p.exitCode !== null ? r() : (p.once("exit", r), p.kill("SIGINT")))) };
+}
+
+test("the data browser shows a lock's holder and its queue, and follows the lock as it passes", async () => {
+  const servers = rows.map((r) => r.address).join(",");
+  const first = lockHolder(servers, "/console-lock");
+  await until(async () => /sequencer|holding|acquired/i.test(first.output()), 30_000, "the first giraffe lock holding");
+  const second = lockHolder(servers, "/console-lock");
+  try {
+    const page = await open(follower(), "data");
+    const node = page.locator('button[data-path="/console-lock"]');
+    await node.waitFor();
+    await node.click();
+    const recipe = page.locator("[data-testid=recipe][data-kind=lock]");
+    await until(async () => (await recipe.locator("li[data-role=waiting]").count()) === 1, 20_000, "one contender waiting");
+    assert.equal(await recipe.locator("li[data-role=holder]").count(), 1);
+    const holder = await recipe.locator("li[data-role=holder]").getAttribute("data-name");
+    const waiting = await recipe.locator("li[data-role=waiting]").getAttribute("data-name");
+    assert.match(holder, /__lock__\d{10}$/);
+    assert.match(await recipe.locator("li[data-role=holder]").innerText(), /session 0x[0-9a-f]+/);
+    // Followed, the page shows the waiting contender take the lock when the holder lets go.
+    await page.getByLabel("follow (re-read every second)").check();
+    await first.stop();
+    await until(
+      async () => (await recipe.locator("li[data-role=holder]").getAttribute("data-name")) === waiting,
+      20_000,
+      "the waiting contender holding",
+    );
+    assert.equal(await recipe.locator("li[data-role=waiting]").count(), 0);
+    if (shots) await page.screenshot({ path: join(shots, "console-lock.png"), fullPage: true });
+    await page.close();
+  } finally {
+    await first.stop();
+    await second.stop();
+  }
 });
 
 test("keyboard: the tabs and the tree work without a mouse", async () => {

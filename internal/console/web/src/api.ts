@@ -89,6 +89,22 @@ export interface Znode {
   acl_error?: string;
   children: string[];
   children_error?: string;
+  recipe?: Recipe;
+}
+
+/** A lock, election, semaphore or queue recognized in a znode's children. */
+export interface Recipe {
+  kind: "lock" | "read-write lock" | "election" | "semaphore" | "queue";
+  layout: string;
+  holders: Contender[];
+  waiting: Contender[];
+}
+
+export interface Contender {
+  name: string;
+  seq: number;
+  session: string; // "0x0" when the node is not ephemeral
+  mode?: "read" | "write";
 }
 
 export interface Event {

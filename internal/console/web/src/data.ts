@@ -2,7 +2,7 @@
 // opened, and the selected znode's data (text, JSON or hex), Stat and ACL;
 // an administrator creates, sets and deletes znodes, with version checks.
 
-import { createZnode, deleteZnode, fromBase64, getZnode, HTTPError, setZnode, token, type Znode } from "./api";
+import { createZnode, deleteZnode, fromBase64, getZnode, HTTPError, setZnode, token, type Contender, type Recipe, type Znode } from "./api";
 import { fill, h } from "./dom";
 
 const PERMS: [number, string][] = [
@@ -38,6 +38,35 @@ function asText(b: Uint8Array, mode: string): string {
     }
   }
   return text;
+}
+
+/** What a recipe's holders and waiting are called, by kind. */
+const ROLES: Record<Recipe["kind"], [string, string]> = {
+  lock: ["holder", "waiting, in order"],
+  "read-write lock": ["holding", "waiting, in order"],
+  election: ["leader", "candidates, in order"],
+  semaphore: ["leases held", ""],
+  queue: ["head", "behind it, in order"],
+};
+
+function contender(c: Contender, role: string): HTMLElement {
+  const owner = c.session !== "0x0" ? ` (session ${c.session})` : "";
+  const mode = c.mode ? `${c.mode} ` : "";
+  return h("li", { class: "mono", "data-role": role, "data-name": c.name }, `${mode}${c.name}${owner}`);
+}
+
+/** The recipe a znode's children form: who holds or leads, who waits. */
+function recipeView(r: Recipe): HTMLElement {
+  const [held, waiting] = ROLES[r.kind];
+  return h(
+    "section",
+    { class: "recipe", "data-testid": "recipe", "data-kind": r.kind, "aria-label": "recipe" },
+    h("h3", {}, `${r.kind} `, h("span", { class: "muted" }, `(${r.layout})`)),
+    h("p", {}, held + ":"),
+    h("ul", {}, ...r.holders.map((c) => contender(c, "holder"))),
+    r.waiting.length ? h("p", {}, waiting + ":") : null,
+    r.waiting.length ? h("ol", {}, ...r.waiting.map((c) => contender(c, "waiting"))) : null,
+  );
 }
 
 const errText = (e: unknown) => (e instanceof HTTPError ? `${e.status}: ${e.message}` : String(e));
@@ -194,6 +223,7 @@ export class DataBrowser {
       this.detail,
       h("h2", { class: "zpath mono", "data-testid": "znode-path" }, z.path),
       h("div", { class: "modes" }, modes, follow),
+      z.recipe ? recipeView(z.recipe) : null,
       pre,
       h("div", { class: "meta" }, h("div", {}, h("h3", {}, "Stat"), stat), h("div", {}, h("h3", {}, "ACL"), acl)),
       this.actions(z, data),
