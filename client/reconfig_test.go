@@ -75,8 +75,8 @@ func startReconfigEnsemble(t *testing.T) []reconfigMember {
 	return ms
 }
 
-// mode asks a server its role with the srvr four-letter word.
-func mode(t *testing.T, addr string) string {
+// serverMode asks a server its role with the srvr four-letter word.
+func serverMode(t *testing.T, addr string) string {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -106,7 +106,7 @@ func TestReconfig(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for leader.srv == nil {
 		for _, m := range ms {
-			if mode(t, m.client) == "leader" {
+			if serverMode(t, m.client) == "leader" {
 				leader = m
 			}
 		}
