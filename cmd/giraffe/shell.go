@@ -26,12 +26,15 @@ func newShellCmd() *cobra.Command {
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "shell HOST:PORT[,HOST:PORT...] [COMMAND ARGS...]",
-		Short: "An interactive zkCli-style shell (ls, get, set, create, delete, stat, watch, lock, acl ...)",
+		Short: "An interactive zkCli-style shell (ls, get, set, create, delete, stat, watch, lock, acl, quota, reconfig ...)",
 		Long: `shell opens a session on a Giraffe or ZooKeeper ensemble and runs zkCli-style
 commands: ls, get, set, create (-e ephemeral, -s sequential, -c container,
 -t TTL), delete, deleteall, stat, watch (persistent; events print as they
 come), lock/unlock (a queue lock held by the shell's session), getAcl, setAcl,
-addauth, sync, connect, close, help, quit.
+addauth, sync, connect, close, help, quit; and, with ZooKeeper 3.9 zkCli's
+options and output: addWatch, removewatches, whoami, getEphemerals,
+getAllChildrenNumber, setquota/listquota/delquota, config and reconfig
+(help lists each command's options).
 
 On a terminal it edits lines with history (~/.giraffe_history) and completes
 command names and znode paths with Tab. With input from a pipe or file it runs

@@ -229,7 +229,13 @@ func (s *Shell) watch(ctx context.Context, a *args) error {
 	if err != nil {
 		return err
 	}
-	pw, err := s.conn.AddWatch(ctx, w[0], recursive)
+	return s.persistentWatch(ctx, w[0], recursive)
+}
+
+// persistentWatch sets a persistent watch on path and prints its events
+// until it ends (removewatches, or the session's end).
+func (s *Shell) persistentWatch(ctx context.Context, path string, recursive bool) error {
+	pw, err := s.conn.AddWatch(ctx, path, recursive)
 	if err != nil {
 		return err
 	}
@@ -238,6 +244,112 @@ func (s *Shell) watch(ctx context.Context, a *args) error {
 			s.printEvent(ev)
 		}
 	}()
+	return nil
+}
+
+// addWatchModes are addWatch's modes (AddWatchMode), the default first.
+var addWatchModes = []string{"PERSISTENT_RECURSIVE", "PERSISTENT"}
+
+// addWatch is zkCli's addWatch: a persistent watch, recursive unless
+// -m PERSISTENT, whose events print as they come.
+func (s *Shell) addWatch(ctx context.Context, a *args) error {
+	m, err := a.value("m", addWatchModes[0])
+	if err != nil {
+		return err
+	}
+	w, err := a.positional(1, 1)
+	if err != nil {
+		return err
+	}
+	switch strings.ToUpper(m) {
+	case "PERSISTENT_RECURSIVE":
+		return s.persistentWatch(ctx, w[0], true)
+	case "PERSISTENT":
+		return s.persistentWatch(ctx, w[0], false)
+	}
+	return fmt.Errorf("%w: mode %q is not one of %s", errUsage, m, strings.Join(addWatchModes, ", "))
+}
+
+// watcherTypes are removewatches' options, in the order zkCli looks at
+// them, and the watches each selects.
+var watcherTypes = []struct {
+	flag string
+	typ  zkproto.WatcherType
+}{
+	{"c", zkproto.WatcherChildren},
+	{"d", zkproto.WatcherData},
+	{"p", zkproto.WatcherPersistent},
+	{"r", zkproto.WatcherPersistentRecursive},
+	{"a", zkproto.WatcherAny},
+}
+
+// removeWatches is zkCli's removewatches: it removes the session's watches
+// of one type (any type unless an option names one) on a path; each
+// watcher removed prints its *WatchRemoved event. -l is accepted for
+// zkCli's syntax; the client removes watches through the server only, so
+// without a connection it fails as without -l.
+func (s *Shell) removeWatches(ctx context.Context, a *args) error {
+	typ := zkproto.WatcherAny
+	found := false
+	for _, t := range watcherTypes {
+		if a.flag(t.flag) && !found {
+			typ, found = t.typ, true
+		}
+	}
+	a.flag("l")
+	w, err := a.positional(1, 1)
+	if err != nil {
+		return err
+	}
+	return s.conn.RemoveWatches(ctx, w[0], typ)
+}
+
+// getEphemerals prints the session's ephemeral nodes under a path (all of
+// them without one) as zkCli does: a list in brackets.
+func (s *Shell) getEphemerals(ctx context.Context, a *args) error {
+	w, err := a.positional(0, 1)
+	if err != nil {
+		return err
+	}
+	prefix := "/"
+	if len(w) == 1 {
+		prefix = w[0]
+	}
+	eph, err := s.conn.GetEphemerals(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	s.printf("[%s]\n", strings.Join(eph, ", "))
+	return nil
+}
+
+// getAllChildrenNumber prints the number of a node's descendants.
+func (s *Shell) getAllChildrenNumber(ctx context.Context, a *args) error {
+	w, err := a.positional(1, 1)
+	if err != nil {
+		return err
+	}
+	n, err := s.conn.GetAllChildrenNumber(ctx, w[0])
+	if err != nil {
+		return err
+	}
+	s.printf("%d\n", n)
+	return nil
+}
+
+// whoami prints the identities the session is authenticated as.
+func (s *Shell) whoami(ctx context.Context, a *args) error {
+	if _, err := a.positional(0, 0); err != nil {
+		return err
+	}
+	ids, err := s.conn.WhoAmI(ctx)
+	if err != nil {
+		return err
+	}
+	s.printf("Auth scheme: User\n")
+	for _, id := range ids {
+		s.printf("%s: %s\n", id.AuthScheme, id.User)
+	}
 	return nil
 }
 

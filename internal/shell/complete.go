@@ -10,8 +10,9 @@ import (
 )
 
 // Complete returns the completions of line, whole lines as a line editor
-// wants them: command names for the first word, znode paths (the
-// children of the typed parent) for a later word that starts with "/".
+// wants them: command names for the first word, addWatch's modes after
+// its -m, and znode paths (the children of the typed parent) for a later
+// word that starts with "/".
 func (s *Shell) Complete(ctx context.Context, line string) []string {
 	words := strings.Fields(line)
 	if len(words) == 0 || (len(words) == 1 && !strings.HasSuffix(line, " ")) {
@@ -26,6 +27,23 @@ func (s *Shell) Complete(ctx context.Context, line string) []string {
 			}
 		}
 		return out
+	}
+	if words[0] == "addWatch" {
+		// The word being typed, and the one before it.
+		cur, prev := "", words[len(words)-1]
+		if !strings.HasSuffix(line, " ") {
+			cur, prev = words[len(words)-1], words[len(words)-2]
+		}
+		if prev == "-m" {
+			var out []string
+			for _, m := range addWatchModes {
+				if strings.HasPrefix(m, strings.ToUpper(cur)) {
+					out = append(out, line[:len(line)-len(cur)]+m+" ")
+				}
+			}
+			slices.Sort(out)
+			return out
+		}
 	}
 	if strings.HasSuffix(line, " ") || s.conn == nil {
 		return nil

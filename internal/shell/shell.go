@@ -19,7 +19,6 @@ import (
 
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/recipes"
-	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // Shell runs commands on one session.
@@ -90,25 +89,35 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"ls":        {"ls [-s] [-R] PATH", (*Shell).ls},
-		"get":       {"get [-s] [-w] PATH", (*Shell).get},
-		"set":       {"set [-v VERSION] PATH DATA", (*Shell).set},
-		"create":    {"create [-e] [-s] [-c] [-t TTL_MS] PATH [DATA] [ACL]", (*Shell).create},
-		"delete":    {"delete [-v VERSION] PATH", (*Shell).delete},
-		"deleteall": {"deleteall PATH", (*Shell).deleteAll},
-		"stat":      {"stat [-w] PATH", (*Shell).stat},
-		"watch":     {"watch [-R] PATH   (a persistent watch; events print as WATCHER:: lines)", (*Shell).watch},
-		"lock":      {"lock PATH   (takes a queue lock in this session)", (*Shell).lock},
-		"unlock":    {"unlock PATH", (*Shell).unlock},
-		"getAcl":    {"getAcl PATH", (*Shell).getACL},
-		"setAcl":    {"setAcl [-v VERSION] PATH ACL   (e.g. world:anyone:cdrwa,digest:bob:HASH:r)", (*Shell).setACL},
-		"addauth":   {"addauth SCHEME AUTH", (*Shell).addAuth},
-		"sync":      {"sync PATH", (*Shell).sync},
-		"connect":   {"connect HOST:PORT[,HOST:PORT...]", (*Shell).connectCmd},
-		"close":     {"close", func(s *Shell, _ context.Context, _ *args) error { s.Close(); return nil }},
-		"help":      {"help", (*Shell).help},
-		"quit":      {"quit", func(*Shell, context.Context, *args) error { return errQuit }},
-		"exit":      {"exit", func(*Shell, context.Context, *args) error { return errQuit }},
+		"ls":                   {"ls [-s] [-R] PATH", (*Shell).ls},
+		"get":                  {"get [-s] [-w] PATH", (*Shell).get},
+		"set":                  {"set [-v VERSION] PATH DATA", (*Shell).set},
+		"create":               {"create [-e] [-s] [-c] [-t TTL_MS] PATH [DATA] [ACL]", (*Shell).create},
+		"delete":               {"delete [-v VERSION] PATH", (*Shell).delete},
+		"deleteall":            {"deleteall PATH", (*Shell).deleteAll},
+		"stat":                 {"stat [-w] PATH", (*Shell).stat},
+		"watch":                {"watch [-R] PATH   (a persistent watch; events print as WATCHER:: lines)", (*Shell).watch},
+		"lock":                 {"lock PATH   (takes a queue lock in this session)", (*Shell).lock},
+		"unlock":               {"unlock PATH", (*Shell).unlock},
+		"getAcl":               {"getAcl PATH", (*Shell).getACL},
+		"setAcl":               {"setAcl [-v VERSION] PATH ACL   (e.g. world:anyone:cdrwa,digest:bob:HASH:r)", (*Shell).setACL},
+		"addauth":              {"addauth SCHEME AUTH", (*Shell).addAuth},
+		"sync":                 {"sync PATH", (*Shell).sync},
+		"addWatch":             {"addWatch [-m MODE] PATH   (MODE is PERSISTENT or PERSISTENT_RECURSIVE, the default; events print as WATCHER:: lines)", (*Shell).addWatch},
+		"removewatches":        {"removewatches PATH [-c|-d|-p|-r|-a] [-l]   (child, data, persistent, persistent recursive or any watches, the default)", (*Shell).removeWatches},
+		"getEphemerals":        {"getEphemerals [PATH]", (*Shell).getEphemerals},
+		"getAllChildrenNumber": {"getAllChildrenNumber PATH", (*Shell).getAllChildrenNumber},
+		"whoami":               {"whoami", (*Shell).whoami},
+		"setquota":             {"setquota -n|-b|-N|-B VAL PATH   (soft node count, soft bytes, hard node count, hard bytes)", (*Shell).setQuota},
+		"listquota":            {"listquota PATH", (*Shell).listQuota},
+		"delquota":             {"delquota [-n|-b|-N|-B] PATH", (*Shell).delQuota},
+		"config":               {"config [-c] [-w] [-s]", (*Shell).config},
+		"reconfig":             {"reconfig [-s] [-v VERSION] [-file PATH | -members SERVERID=HOST:PORT1:PORT2;PORT3[,...]] | [-add SERVERID=HOST:PORT1:PORT2;PORT3[,...]] [-remove SERVERID[,...]]", (*Shell).reconfig},
+		"connect":              {"connect HOST:PORT[,HOST:PORT...]", (*Shell).connectCmd},
+		"close":                {"close", func(s *Shell, _ context.Context, _ *args) error { s.Close(); return nil }},
+		"help":                 {"help", (*Shell).help},
+		"quit":                 {"quit", func(*Shell, context.Context, *args) error { return errQuit }},
+		"exit":                 {"exit", func(*Shell, context.Context, *args) error { return errQuit }},
 	}
 }
 
@@ -191,26 +200,6 @@ func (s *Shell) Run(ctx context.Context, in io.Reader, prompt string) (failed bo
 	}
 }
 
-// describe turns an error into zkCli's wording where it has one.
-func describe(err error, path string) string {
-	var code zkproto.Code
-	switch {
-	case errors.Is(err, zkproto.ErrNoNode):
-		return "Node does not exist: " + path
-	case errors.Is(err, zkproto.ErrNodeExists):
-		return "Node already exists: " + path
-	case errors.Is(err, zkproto.ErrNotEmpty):
-		return "Node not empty: " + path
-	case errors.Is(err, zkproto.ErrBadVersion):
-		return "version No is not valid : " + path
-	case errors.Is(err, zkproto.ErrNoAuth):
-		return "Insufficient permission : " + path
-	case errors.As(err, &code):
-		return code.String() + ": " + path
-	}
-	return err.Error()
-}
-
 // errUsage marks a command line that does not parse.
 var errUsage = errors.New("bad arguments")
 
@@ -232,16 +221,26 @@ func (a *args) flag(name string) bool {
 
 // value removes -name VALUE and returns VALUE (def when absent).
 func (a *args) value(name, def string) (string, error) {
+	v, ok, err := a.option(name)
+	if !ok {
+		return def, err
+	}
+	return v, err
+}
+
+// option removes -name VALUE and returns VALUE and whether -name was
+// there.
+func (a *args) option(name string) (string, bool, error) {
 	i := slices.Index(a.words, "-"+name)
 	if i < 0 {
-		return def, nil
+		return "", false, nil
 	}
 	if i+1 >= len(a.words) {
-		return "", fmt.Errorf("%w: -%s needs a value", errUsage, name)
+		return "", true, fmt.Errorf("%w: -%s needs a value", errUsage, name)
 	}
 	v := a.words[i+1]
 	a.words = slices.Delete(a.words, i, i+2)
-	return v, nil
+	return v, true, nil
 }
 
 // version reads -v VERSION (AnyVersion when absent).

@@ -12,6 +12,7 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/embed"
 	"github.com/giraffe-coord/giraffe/recipes"
+	"github.com/giraffe-coord/giraffe/server"
 )
 
 // syncBuffer is a bytes.Buffer safe for the shell's watch goroutines.
@@ -32,11 +33,16 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func startServer(t *testing.T) string {
+// startServer starts a standalone server, its configuration changed by
+// mutate, and returns its client address.
+func startServer(t *testing.T, mutate ...func(*server.Config)) string {
 	t.Helper()
 	cfg := embed.Standalone(t.TempDir())
 	cfg.ForceSync = false
 	cfg.ExtendedTypes = true
+	for _, m := range mutate {
+		m(&cfg)
+	}
 	srv, err := embed.Start(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -187,12 +193,18 @@ func TestComplete(t *testing.T) {
 		line string
 		want []string
 	}{
-		{"de", []string{"delete ", "deleteall "}},
+		{"de", []string{"delete ", "deleteall ", "delquota "}},
 		{"get /ap", []string{"get /app", "get /apple"}},
 		{"ls /app/", []string{"ls /app/alpha", "ls /app/beta"}},
 		{"ls -s /app/b", []string{"ls -s /app/beta"}},
 		{"ls /none/x", nil},
 		{"set ", nil},
+		{"getA", []string{"getAcl ", "getAllChildrenNumber "}},
+		{"rem", []string{"removewatches "}},
+		{"addWatch -m ", []string{"addWatch -m PERSISTENT ", "addWatch -m PERSISTENT_RECURSIVE "}},
+		{"addWatch -m persistent_", []string{"addWatch -m PERSISTENT_RECURSIVE "}},
+		{"addWatch -m PERSISTENT /ap", []string{"addWatch -m PERSISTENT /app", "addWatch -m PERSISTENT /apple"}},
+		{"setquota -n 3 /app/a", []string{"setquota -n 3 /app/alpha"}},
 	} {
 		if got := s.Complete(ctx, c.line); !slices.Equal(got, c.want) {
 			t.Fatalf("Complete(%q) = %q, want %q", c.line, got, c.want)
