@@ -28,6 +28,10 @@ type Info struct {
 	Checksum uint32
 }
 
+// FramedSize returns the size of a snapshot whose body is bodyBytes long,
+// what Encode will write, for a stream to announce before it starts.
+func FramedSize(bodyBytes int64) int64 { return headerSize + bodyBytes + trailerSize }
+
 // Inspect verifies the framing and checksum of the snapshot file at path,
 // whatever its name, and describes it. A damaged file is an error saying
 // what is wrong.
