@@ -212,7 +212,7 @@ func (s *Server) cmdStatReset() fields {
 
 func (s *Server) cmdConf() fields {
 	lo, hi := s.cfg.sessionBounds()
-	return fields{{"client_port", s.cfg.ClientPort}, {"data_dir", s.cfg.snapDir()}, {"data_log_dir", s.cfg.logDir()},
+	return fields{{"client_port", s.cfg.ClientPort}, {"data_dir", s.cfg.SnapDir()}, {"data_log_dir", s.cfg.LogDir()},
 		{"tick_time", s.cfg.TickTime.Milliseconds()}, {"max_client_cnxns", s.cfg.MaxClientCnxns},
 		{"min_session_timeout", lo.Milliseconds()}, {"max_session_timeout", hi.Milliseconds()},
 		{"server_id", s.cfg.ServerID}}
@@ -250,7 +250,7 @@ func (s *Server) cmdCons() fields {
 }
 
 func (s *Server) cmdDirs() fields {
-	return fields{{"datadir_size", dirSize(s.cfg.snapDir())}, {"logdir_size", dirSize(s.cfg.logDir())}}
+	return fields{{"datadir_size", dirSize(s.cfg.SnapDir())}, {"logdir_size", dirSize(s.cfg.LogDir())}}
 }
 
 // cmdDump reports the sessions by the time they expire (rounded to the
@@ -327,7 +327,7 @@ func (s *Server) cmdSrvr() fields {
 	s.treeMu.RUnlock()
 	stats := fields{{"packets_sent", snt}, {"packets_received", rcv}, {"max_latency", hi}, {"min_latency", lo},
 		{"avg_latency", avg}, {"outstanding_requests", s.pipe.queued()}, {"last_processed_zxid", zxid},
-		{"data_dir_size", dirSize(s.cfg.snapDir())}, {"log_dir_size", dirSize(s.cfg.logDir())},
+		{"data_dir_size", dirSize(s.cfg.SnapDir())}, {"log_dir_size", dirSize(s.cfg.LogDir())},
 		{"server_state", mode}, {"num_alive_client_connections", conns},
 		{"uptime", time.Since(s.started).Milliseconds()}}
 	return fields{{"version", Version}, {"read_only", false}, {"server_stats", stats}, {"node_count", nodes}}
