@@ -1,0 +1,329 @@
+package itest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/storage/wal"
+)
+
+// TestBackupUnderWriteLoad backs up a standalone server while several
+// ZooKeeper clients write to it, restores the snapshot into a new data
+// directory and starts a server there: every write acknowledged before
+// `giraffe snapshot save` began is present, and each writer's writes
+// present are a prefix of what it issued (the snapshot is the state at one
+// zxid). status and dump describe the file; restore refuses a used
+// directory; log verify passes on the server's directory and fails, naming
+// the offset, on a copy with one byte flipped.
+func TestBackupUnderWriteLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	base, err := freeRange(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	token := writeTokenFile(t)
+	p, err := StartServer(dir, base, "--admin-port", strconv.Itoa(base+1), "--admin-token-file", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	restored := backupAndRestore(t, []string{p.Addr}, fmt.Sprintf("127.0.0.1:%d", base+1), token, base+2)
+
+	if out, err := giraffe("snapshot", "restore", restored, "--data-dir", dir); err == nil {
+		t.Errorf("restore into the live server's directory succeeded:\n%s", out)
+	}
+	p.Stop()
+	out, err := giraffe("log", "verify", "--data-dir", dir)
+	if err != nil || !strings.HasSuffix(out, "OK\n") {
+		t.Fatalf("log verify on a good directory: %v\n%s", err, out)
+	}
+	dump, err := giraffe("log", "dump", "--data-dir", dir)
+	if err != nil || !strings.Contains(dump, " create session=") {
+		t.Fatalf("log dump: %v\n%.2000s", err, dump)
+	}
+
+	// Flip one byte in the payload of a record in the middle of the log.
+	var recs []wal.Record
+	if err := wal.Records(filepath.Join(dir, "log"), func(r wal.Record) error {
+		recs = append(recs, wal.Record{Segment: r.Segment, Offset: r.Offset, Zxid: r.Zxid})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(dump, "\n"); lines != len(recs) {
+		t.Errorf("log dump printed %d lines for %d records", lines, len(recs))
+	}
+	bad := recs[len(recs)/2]
+	const recordHeaderBytes = 20
+	b, err := os.ReadFile(bad.Segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[bad.Offset+recordHeaderBytes+1] ^= 0x08
+	if err := os.WriteFile(bad.Segment, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = giraffe("log", "verify", "--data-dir", dir)
+	if err == nil || !strings.Contains(out, fmt.Sprintf("at offset %d", bad.Offset)) || !strings.Contains(out, filepath.Base(bad.Segment)) {
+		t.Fatalf("log verify with a byte flipped at record 0x%x (offset %d): %v\n%s", bad.Zxid, bad.Offset, err, out)
+	}
+}
+
+// TestBackupFromEnsembleFollower backs up a classic-3 ensemble through a
+// member that does not lead, while clients write through every member:
+// the snapshot still holds every write acknowledged before save began,
+// wherever it was acknowledged, and restores into a standalone server.
+func TestBackupFromEnsembleFollower(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	c := StartEnsemble(t, Classic3)
+	leader, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	admin := ""
+	for _, s := range c.Servers {
+		addrs = append(addrs, s.ClientAddr)
+		if s.ID != leader && admin == "" {
+			admin = s.AdminAddr
+		}
+	}
+	port, err := freeRange(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backupAndRestore(t, addrs, admin, launcher.TokenFile(c.Spec.Dir), port)
+}
+
+// backupAndRestore writes through six clients of the servers at addrs
+// (spread over them, one writer each), saves a snapshot from admin during the
+// load, checks it with status and dump, restores it into a new directory,
+// starts a standalone server there on restorePort and checks its tree
+// against the writers' acknowledgements. It returns the snapshot file.
+func backupAndRestore(t *testing.T, addrs []string, admin, token string, restorePort int) string {
+	t.Helper()
+	setup := connectZK(t, addrs[0])
+	if _, err := setup.Create("/bk", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var conns []*zk.Conn
+	const writers = 6
+	for i := 0; i < writers; i++ {
+		conns = append(conns, connectZK(t, addrs[i%len(addrs)]))
+	}
+	w := startZKWriters(conns)
+	defer w.stop()
+	w.waitAcked(100 * len(conns))
+
+	file := filepath.Join(t.TempDir(), "backup.snap")
+	before := w.acked() // acknowledged before save began
+	out, err := giraffe("snapshot", "save", "--servers", admin, "--admin-token-file", token, file)
+	if err != nil {
+		t.Fatalf("snapshot save: %v\n%s", err, out)
+	}
+	during := w.total()
+	w.waitAcked(w.total() + 50*len(conns)) // the load goes on past the save
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err = giraffe("snapshot", "status", "--json", file)
+	var st struct {
+		Zxid       string `json:"zxid"`
+		Znodes     int    `json:"znodes"`
+		ChecksumOK bool   `json:"checksum_ok"`
+		Format     int    `json:"format_version"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || !st.ChecksumOK || st.Format != 1 || st.Zxid == "" {
+		t.Fatalf("snapshot status: %v\n%s", err, out)
+	}
+	minNodes := 0
+	for _, n := range before {
+		minNodes += n
+	}
+	if st.Znodes < minNodes {
+		t.Fatalf("the snapshot has %d znodes, fewer than the %d writes acknowledged before save", st.Znodes, minNodes)
+	}
+	t.Logf("snapshot at %s: %d writes acknowledged before save began, %d when it ended, %d znodes",
+		st.Zxid, minNodes, during, st.Znodes)
+	dump, err := giraffe("snapshot", "dump", "--data", file)
+	if err != nil || !strings.Contains(dump, "\n/bk/w0-0 czxid=") || !strings.Contains(dump, `  data: "w0-0"`) {
+		t.Fatalf("snapshot dump: %v\n%.2000s", err, dump)
+	}
+
+	restored := filepath.Join(t.TempDir(), "restored")
+	if out, err := giraffe("snapshot", "restore", file, "--data-dir", restored); err != nil {
+		t.Fatalf("snapshot restore: %v\n%s", err, out)
+	}
+	p, err := StartServer(restored, restorePort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	zc := connectZK(t, p.Addr)
+	children, _, err := zc.Children("/bk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := make([]map[int]bool, len(conns))
+	for i := range present {
+		present[i] = map[int]bool{}
+	}
+	for _, name := range children {
+		var i, n int
+		if _, err := fmt.Sscanf(name, "w%d-%d", &i, &n); err != nil || i >= len(conns) {
+			t.Fatalf("unexpected znode /bk/%s", name)
+		}
+		present[i][n] = true
+	}
+	for i, m := range present {
+		for n := 0; n < len(m); n++ {
+			if !m[n] {
+				t.Errorf("writer %d: %d writes present but not w%d-%d: not a prefix", i, len(m), i, n)
+				break
+			}
+		}
+		if len(m) < before[i] {
+			t.Errorf("writer %d: %d writes acknowledged before save, %d in the restored tree", i, before[i], len(m))
+		}
+	}
+	return file
+}
+
+// zkWriters create /bk/wI-N, N = 0, 1, ..., through their connection I,
+// one create at a time, recording what was acknowledged.
+type zkWriters struct {
+	mu     sync.Mutex
+	counts []int // creates acknowledged, per writer
+	err    error
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+func startZKWriters(conns []*zk.Conn) *zkWriters {
+	w := &zkWriters{counts: make([]int, len(conns)), done: make(chan struct{})}
+	for i, c := range conns {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-w.done:
+					return
+				default:
+				}
+				name := fmt.Sprintf("w%d-%d", i, n)
+				if _, err := c.Create("/bk/"+name, []byte(name), 0, zk.WorldACL(zk.PermAll)); err != nil {
+					w.mu.Lock()
+					w.err = fmt.Errorf("writer %d, create %s: %w", i, name, err)
+					w.mu.Unlock()
+					return
+				}
+				w.mu.Lock()
+				w.counts[i]++
+				w.mu.Unlock()
+			}
+		}()
+	}
+	return w
+}
+
+// acked returns how many creates each writer saw acknowledged so far.
+func (w *zkWriters) acked() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int(nil), w.counts...)
+}
+
+func (w *zkWriters) total() int {
+	n := 0
+	for _, c := range w.acked() {
+		n += c
+	}
+	return n
+}
+
+// waitAcked waits until n creates in all were acknowledged, or a writer
+// failed.
+func (w *zkWriters) waitAcked(n int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for w.total() < n && time.Now().Before(deadline) {
+		w.mu.Lock()
+		failed := w.err != nil
+		w.mu.Unlock()
+		if failed {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stop stops the writers and returns the first error one met.
+func (w *zkWriters) stop() error {
+	w.once.Do(func() { close(w.done) })
+	w.wg.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// connectZK opens a go-zookeeper session with the server at addr.
+func connectZK(t *testing.T, addr string) *zk.Conn {
+	t.Helper()
+	c, ev, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(20 * time.Second)
+	for c.State() != zk.StateHasSession {
+		select {
+		case <-ev:
+		case <-deadline:
+			t.Fatalf("no session with %s", addr)
+		}
+	}
+	return c
+}
+
+// writeTokenFile writes an admin token to a new file of mode 0600.
+func writeTokenFile(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "admin.token")
+	if err := os.WriteFile(p, []byte("backup-test-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// giraffe runs the giraffe binary with args and returns its output,
+// stdout then stderr.
+func giraffe(args ...string) (string, error) {
+	bin, err := Binary()
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	return stdout.String() + stderr.String(), err
+}
