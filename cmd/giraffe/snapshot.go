@@ -99,14 +99,15 @@ at the file's zxid. It exits with status 1 if any check fails.`,
 }
 
 // printSnapshotStatus prints a snapshot file's status as a table.
+// A file that fails a check shows its size only.
 func printSnapshotStatus(w io.Writer, st backup.Status) {
-	ok := "OK"
 	if !st.ChecksumOK {
-		ok = "FAILED"
+		fmt.Fprintf(w, "bytes           %d\nchecksum        FAILED\n", st.Bytes)
+		return
 	}
 	fmt.Fprintf(w, "zxid            %s\nznodes          %d\nsessions        %d\ndigest          %s\n",
 		st.Zxid, st.Znodes, st.Sessions, st.Digest)
-	fmt.Fprintf(w, "bytes           %d\nchecksum        %s %s\nformat version  %d\n", st.Bytes, st.Checksum, ok, st.FormatVersion)
+	fmt.Fprintf(w, "bytes           %d\nchecksum        %s OK\nformat version  %d\n", st.Bytes, st.Checksum, st.FormatVersion)
 }
 
 func newSnapshotDumpCmd() *cobra.Command {
