@@ -88,6 +88,7 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 // member that does not lead, while clients write through every member:
 // the snapshot still holds every write acknowledged before save began,
 // wherever it was acknowledged, and restores into a standalone server.
+// The members' logs verify and list once they stop.
 func TestBackupFromEnsembleFollower(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes")
@@ -110,6 +111,18 @@ func TestBackupFromEnsembleFollower(t *testing.T) {
 		t.Fatal(err)
 	}
 	backupAndRestore(t, addrs, admin, launcher.TokenFile(c.Spec.Dir), port)
+
+	// The members' logs, once they stopped, verify and list.
+	c.Stop(5 * time.Second)
+	for _, s := range c.Servers {
+		data := filepath.Join(s.Dir, "data")
+		if out, err := giraffe("log", "verify", "--data-dir", data); err != nil || !strings.HasSuffix(out, "OK\n") {
+			t.Errorf("log verify of member %d: %v\n%s", s.ID, err, out)
+		}
+		if out, err := giraffe("log", "dump", "--data-dir", data); err != nil || !strings.Contains(out, " type=normal ") {
+			t.Errorf("log dump of member %d: %v\n%.2000s", s.ID, err, out)
+		}
+	}
 }
 
 // backupAndRestore writes through six clients of the servers at addrs
