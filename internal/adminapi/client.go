@@ -23,6 +23,12 @@ const retryEvery = 250 * time.Millisecond
 // not an ensemble member.
 var ErrFaultsUnavailable = errors.New("no fault injection at this server")
 
+// ErrSnapshotUnavailable is wrapped by Snapshot's error when the server
+// could not take a snapshot for now and may later: it does not serve
+// (an ensemble member out of contact with a quorum), another snapshot is
+// under way, or its place in the write order was lost or late.
+var ErrSnapshotUnavailable = errors.New("no snapshot for now")
+
 // Client asks servers' admin listeners. Its zero value sends no token,
 // which only a metrics port's GET /membership accepts.
 type Client struct {
@@ -199,5 +205,10 @@ func (c Client) Snapshot(ctx context.Context, admin string) (io.ReadCloser, stri
 	if json.Unmarshal(raw, &answer) != nil || answer.Error == "" {
 		answer.Error = strings.TrimSpace(string(raw))
 	}
-	return nil, "", fmt.Errorf("snapshot at %s: %d %s: %s", admin, resp.StatusCode, http.StatusText(resp.StatusCode), answer.Error)
+	err = fmt.Errorf("snapshot at %s: %d %s: %s", admin, resp.StatusCode, http.StatusText(resp.StatusCode), answer.Error)
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return nil, "", fmt.Errorf("%w: %w", ErrSnapshotUnavailable, err)
+	}
+	return nil, "", err
 }

@@ -2,13 +2,20 @@ package backup
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/storage/snap"
@@ -136,5 +143,44 @@ func TestDumpAndVerifyLog(t *testing.T) {
 	os.WriteFile(seg, b[:len(b)-2], 0o600)
 	if rep, err := VerifyLog(Log{Dir: standalone}); err != nil || rep.Records != 3 || rep.Tail.Bytes == 0 || rep.Tail.Damaged {
 		t.Fatalf("VerifyLog of a torn tail = %+v, %v", rep, err)
+	}
+}
+
+// TestSaveAsksAgain: a server that cannot give a snapshot for now (not
+// serving, busy) is asked again until it gives one; a refusal that will
+// not change (a wrong token) ends Save at once.
+func TestSaveAsksAgain(t *testing.T) {
+	file, tree := snapshotFile(t, 3)
+	body, _ := os.ReadFile(file)
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := asked.Add(1)
+		switch {
+		case r.Header.Get("Authorization") != "Bearer tok":
+			http.Error(w, "admin token required", http.StatusUnauthorized)
+		case n == 1:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintln(w, `{"command":"snapshot","error":"This ZooKeeper instance is not currently serving requests"}`)
+		case n == 2:
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprintln(w, `{"command":"snapshot","error":"another snapshot is being taken"}`)
+		default:
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("last_zxid", fmt.Sprintf("0x%x", tree.LastZxid()))
+			w.Write(body)
+		}
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	out := filepath.Join(t.TempDir(), "b.snap")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, from, err := Save(ctx, adminapi.Client{Token: "tok"}, []string{addr}, out)
+	if err != nil || from != addr || asked.Load() != 3 || st.Digest != fmt.Sprintf("0x%x", tree.Digest()) {
+		t.Fatalf("Save = %+v from %s after %d requests: %v", st, from, asked.Load(), err)
+	}
+	asked.Store(0)
+	if _, _, err := Save(ctx, adminapi.Client{Token: "wrong"}, []string{addr}, out); !errors.Is(err, adminapi.ErrUnauthorized) || asked.Load() != 1 {
+		t.Fatalf("Save with a wrong token: %v after %d requests", err, asked.Load())
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/datatree"
@@ -41,27 +43,45 @@ type Status struct {
 	FormatVersion int `json:"format_version"`
 }
 
+// retryEvery is how long Save waits before asking the servers again when
+// none could give a snapshot for now.
+const retryEvery = 250 * time.Millisecond
+
 // Save takes a snapshot from the first of servers (admin addresses,
 // host:port) that gives one and keeps it at path, atomically: the file
 // appears only once the whole snapshot arrived and its checksum, its tree
 // and the zxid the server announced agree (snap.Receive). It returns the
-// file's status and the server it came from.
+// file's status and the server it came from. While every server answers
+// that it cannot for now (adminapi.ErrSnapshotUnavailable: not serving,
+// busy, a leader change) or cannot be reached, Save asks them all again
+// until ctx ends; any other failure of every server ends it at once.
 func Save(ctx context.Context, c adminapi.Client, servers []string, path string) (Status, string, error) {
 	if len(servers) == 0 {
 		return Status{}, "", errors.New("no server to take the snapshot from")
 	}
-	var errs []error
-	for _, addr := range servers {
-		st, err := saveFrom(ctx, c, addr, path)
-		if err == nil {
-			return st, addr, nil
+	for {
+		var errs []error
+		retry := true
+		for _, addr := range servers {
+			st, err := saveFrom(ctx, c, addr, path)
+			if err == nil {
+				return st, addr, nil
+			}
+			errs = append(errs, err)
+			var netErr net.Error
+			if !errors.Is(err, adminapi.ErrSnapshotUnavailable) && !errors.As(err, &netErr) {
+				retry = false
+			}
 		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
+		if !retry {
+			return Status{}, "", errors.Join(errs...)
+		}
+		select {
+		case <-ctx.Done():
+			return Status{}, "", errors.Join(append(errs, ctx.Err())...)
+		case <-time.After(retryEvery):
 		}
 	}
-	return Status{}, "", errors.Join(errs...)
 }
 
 // saveFrom takes the snapshot from one server.
