@@ -3,6 +3,7 @@ package itest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -126,7 +127,7 @@ func TestBackupFromEnsembleFollower(t *testing.T) {
 }
 
 // backupAndRestore writes through six clients of the servers at addrs
-// (spread over them, one writer each), saves a snapshot from admin during the
+// (each connected to one of them, one writer each), saves a snapshot from admin during the
 // load, checks it with status and dump, restores it into a new directory,
 // starts a standalone server there on restorePort and checks its tree
 // against the writers' acknowledgements. It returns the snapshot file.
@@ -139,7 +140,10 @@ func backupAndRestore(t *testing.T, addrs []string, admin, token string, restore
 	var conns []*zk.Conn
 	const writers = 6
 	for i := 0; i < writers; i++ {
-		conns = append(conns, connectZK(t, addrs[i%len(addrs)]))
+		// Writer i starts on server i mod n, so that every server
+		// acknowledges writes, and moves to the next when it fails.
+		k := i % len(addrs)
+		conns = append(conns, connectZK(t, append(append([]string(nil), addrs[k:]...), addrs[:k]...)...))
 	}
 	w := startZKWriters(conns)
 	defer w.stop()
@@ -244,10 +248,7 @@ func startZKWriters(conns []*zk.Conn) *zkWriters {
 				default:
 				}
 				name := fmt.Sprintf("w%d-%d", i, n)
-				if _, err := c.Create("/bk/"+name, []byte(name), 0, zk.WorldACL(zk.PermAll)); err != nil {
-					w.mu.Lock()
-					w.err = fmt.Errorf("writer %d, create %s: %w", i, name, err)
-					w.mu.Unlock()
+				if !w.create(c, name) {
 					return
 				}
 				w.mu.Lock()
@@ -257,6 +258,34 @@ func startZKWriters(conns []*zk.Conn) *zkWriters {
 		}()
 	}
 	return w
+}
+
+// create creates /bk/name and reports whether it was acknowledged. A
+// create whose outcome a lost connection left unknown (a member that
+// stopped serving, a leader change) is sent again until it is answered,
+// and NODEEXISTS then means the first one was applied. It returns false,
+// recording the error, on any other failure, or when the writers stop.
+func (w *zkWriters) create(c *zk.Conn, name string) bool {
+	unknown := false
+	for {
+		_, err := c.Create("/bk/"+name, []byte(name), 0, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil, unknown && errors.Is(err, zk.ErrNodeExists):
+			return true
+		case errors.Is(err, zk.ErrConnectionClosed):
+			unknown = true
+		default:
+			w.mu.Lock()
+			w.err = fmt.Errorf("create %s: %w", name, err)
+			w.mu.Unlock()
+			return false
+		}
+		select {
+		case <-w.done:
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // acked returns how many creates each writer saw acknowledged so far.
@@ -298,10 +327,12 @@ func (w *zkWriters) stop() error {
 	return w.err
 }
 
-// connectZK opens a go-zookeeper session with the server at addr.
-func connectZK(t *testing.T, addr string) *zk.Conn {
+// connectZK opens a go-zookeeper session with the first of the servers
+// at addrs, moving on to the next when it fails.
+func connectZK(t *testing.T, addrs ...string) *zk.Conn {
 	t.Helper()
-	c, ev, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	c, ev, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}),
+		zk.WithHostProvider(&inOrder{addrs: addrs}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,10 +342,31 @@ func connectZK(t *testing.T, addr string) *zk.Conn {
 		select {
 		case <-ev:
 		case <-deadline:
-			t.Fatalf("no session with %s", addr)
+			t.Fatalf("no session with %v", addrs)
 		}
 	}
 	return c
+}
+
+// inOrder is a go-zookeeper HostProvider that tries its servers in the
+// order given, from the first, where the client's own shuffles them.
+type inOrder struct {
+	addrs       []string
+	next, tried int
+}
+
+// Init ignores the client's shuffled list: the order is the one given.
+func (p *inOrder) Init([]string) error { return nil }
+func (p *inOrder) Len() int            { return len(p.addrs) }
+func (p *inOrder) Connected()          { p.tried = 0 }
+
+// Next returns the next server, and true once every server was tried
+// since the last connection, for the client to pause before going round.
+func (p *inOrder) Next() (string, bool) {
+	a := p.addrs[p.next%len(p.addrs)]
+	p.next++
+	p.tried++
+	return a, p.tried > len(p.addrs)
 }
 
 // writeTokenFile writes an admin token to a new file of mode 0600.
