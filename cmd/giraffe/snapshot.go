@@ -42,7 +42,9 @@ arrived and its checksum, its tree's digest and its zxid check out. The
 snapshot holds every write acknowledged before save began, by any member:
 the server takes it at a place in the write order after them, as a
 client's sync. The servers are tried in turn until one gives a snapshot; a
-standalone server or any ensemble member will do.`,
+standalone server or any ensemble member will do. While none can for now
+(not serving, busy) or none is reachable, they are asked again until
+--timeout.`,
 		Example: `  giraffe snapshot save --servers 127.0.0.1:7001 --admin-token-file /etc/giraffe/admin.token backup.snap`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
