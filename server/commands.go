@@ -24,9 +24,9 @@ import (
 // serves the commands that only read, unauthenticated, as ZooKeeper's
 // AdminServer does; the ones that change the server (the stat resets) or
 // reveal what only an administrator may see (snapshot: every znode's data
-// and ACL, every session's password) are served only on the authenticated
-// admin port, where ZooKeeper asks for ALL on the root. While the server does not
-// serve, every command but environment and get_trace_mask answers
+// and ACL, every session's password; ZooKeeper asks for ALL on the root)
+// are served only on the authenticated admin port. While the server does
+// not serve, every command but environment and get_trace_mask answers
 // ZooKeeper's "not currently serving" error (monitor too: ZooKeeper's
 // reports a role, and a member without a quorum must not report one).
 
@@ -126,7 +126,7 @@ func (s *Server) handleCommands(mux *http.ServeMux, admin bool) {
 }
 
 // commandsHandler serves /commands and /commands/NAME; on the metrics port
-// (admin false) it refuses the commands that change the server.
+// (admin false) it refuses the admin-only commands.
 func (s *Server) commandsHandler(admin bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := strings.Trim(strings.TrimPrefix(r.URL.Path, commandsPath), "/")
