@@ -22,9 +22,11 @@ import (
 // carries "command" (the command's primary name) and "error" (null, or why
 // it did not run). GET /commands lists the commands. The metrics port
 // serves the commands that only read, unauthenticated, as ZooKeeper's
-// AdminServer does; the ones that change the server (the stat resets) are
-// served only on the authenticated admin port. While the server does not
-// serve, every command but environment and get_trace_mask answers
+// AdminServer does; the ones that change the server (the stat resets) or
+// reveal what only an administrator may see (snapshot: every znode's data
+// and ACL, every session's password; ZooKeeper asks for ALL on the root)
+// are served only on the authenticated admin port. While the server does
+// not serve, every command but environment and get_trace_mask answers
 // ZooKeeper's "not currently serving" error (monitor too: ZooKeeper's
 // reports a role, and a member without a quorum must not report one).
 
@@ -65,12 +67,17 @@ func (fs fields) MarshalJSON() ([]byte, error) {
 // command is one AdminServer command.
 type command struct {
 	names []string // the primary name first, then its aliases
-	// changes: it changes the server, so only the admin port serves it.
-	changes bool
+	// adminOnly: it changes the server or reveals its data, so only the
+	// authenticated admin port serves it.
+	adminOnly bool
 	// always: it answers also while the server does not serve
 	// (ZooKeeper's serverRequired=false).
 	always bool
 	run    func(s *Server) fields
+	// serve, for a command that writes its own answer (a stream rather
+	// than one JSON object), stands for run once the checks every command
+	// passes are passed.
+	serve func(s *Server, w http.ResponseWriter, r *http.Request)
 }
 
 // commands are the AdminServer commands Giraffe serves, by every name.
@@ -78,7 +85,7 @@ var commands = map[string]*command{}
 
 func init() {
 	for _, c := range []*command{
-		{names: []string{"connection_stat_reset", "crst"}, changes: true, run: (*Server).cmdStatReset},
+		{names: []string{"connection_stat_reset", "crst"}, adminOnly: true, run: (*Server).cmdStatReset},
 		{names: []string{"configuration", "conf", "config"}, run: (*Server).cmdConf},
 		{names: []string{"connections", "cons"}, run: (*Server).cmdCons},
 		{names: []string{"dirs"}, run: (*Server).cmdDirs},
@@ -92,10 +99,12 @@ func init() {
 		{names: []string{"observers", "obsr"}, run: func(*Server) fields {
 			return fields{{"synced_observers", 0}, {"observers", []any{}}}
 		}},
+		{names: []string{"restore", "rest"}, adminOnly: true, serve: (*Server).serveRestore},
 		{names: []string{"ruok"}, run: func(*Server) fields { return nil }},
 		{names: []string{"server_stats", "srvr"}, run: (*Server).cmdSrvr},
+		{names: []string{"snapshot", "snap"}, adminOnly: true, serve: (*Server).serveSnapshot},
 		{names: []string{"stats", "stat"}, run: (*Server).cmdStat},
-		{names: []string{"stat_reset", "srst"}, changes: true, run: (*Server).cmdStatReset},
+		{names: []string{"stat_reset", "srst"}, adminOnly: true, run: (*Server).cmdStatReset},
 		{names: []string{"voting_view"}, run: (*Server).cmdVotingView},
 		{names: []string{"watches", "wchc"}, run: (*Server).cmdWatches},
 		{names: []string{"watches_by_path", "wchp"}, run: (*Server).cmdWatchesByPath},
@@ -117,7 +126,7 @@ func (s *Server) handleCommands(mux *http.ServeMux, admin bool) {
 }
 
 // commandsHandler serves /commands and /commands/NAME; on the metrics port
-// (admin false) it refuses the commands that change the server.
+// (admin false) it refuses the admin-only commands.
 func (s *Server) commandsHandler(admin bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := strings.Trim(strings.TrimPrefix(r.URL.Path, commandsPath), "/")
@@ -125,44 +134,59 @@ func (s *Server) commandsHandler(admin bool) http.HandlerFunc {
 			s.commandLinks(w, admin)
 			return
 		}
-		code, out := s.runCommand(name, admin)
-		body, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		code, out, serve := s.runCommand(name, admin)
+		if serve != nil {
+			serve(s, w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		w.Write(append(body, '\n'))
+		writeCommand(w, code, out)
 	}
 }
 
-// runCommand runs the command called name and returns the HTTP status and
-// the JSON object to answer, ZooKeeper's "command" and "error" last.
-func (s *Server) runCommand(name string, admin bool) (int, fields) {
-	answer := func(code int, primary string, out fields, err any) (int, fields) {
-		// A command that fails says why in its own "error" member.
-		for i, f := range out {
-			if f.key == "error" {
-				err = f.value
-				out = append(out[:i:i], out[i+1:]...)
-				break
-			}
-		}
-		return code, append(out, field{"command", primary}, field{"error", err})
+// writeCommand answers a command's JSON object with status code.
+func writeCommand(w http.ResponseWriter, code int, out fields) {
+	body, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
+}
+
+// commandAnswer is a command's JSON object: out, then ZooKeeper's
+// "command" and "error" last. A command that fails says why in its own
+// "error" member, which takes err's place.
+func commandAnswer(primary string, out fields, err any) fields {
+	for i, f := range out {
+		if f.key == "error" {
+			err = f.value
+			out = append(out[:i:i], out[i+1:]...)
+			break
+		}
+	}
+	return append(out, field{"command", primary}, field{"error", err})
+}
+
+// runCommand runs the command called name and returns the HTTP status and
+// the JSON object to answer; for a command that writes its own answer, it
+// returns the function that does instead, once the checks pass.
+func (s *Server) runCommand(name string, admin bool) (int, fields, func(*Server, http.ResponseWriter, *http.Request)) {
 	c, ok := commands[name]
 	switch {
 	case !ok:
 		// ZooKeeper answers an unknown command with 200 and an error.
-		return answer(http.StatusOK, name, nil, "Unknown command: "+name)
-	case c.changes && !admin:
-		return answer(http.StatusForbidden, name, nil,
-			"this command changes the server: it is served on the authenticated admin port only")
+		return http.StatusOK, commandAnswer(name, nil, "Unknown command: "+name), nil
+	case c.adminOnly && !admin:
+		return http.StatusForbidden, commandAnswer(name, nil,
+			"this command changes the server or reveals its data: it is served on the authenticated admin port only"), nil
 	case !c.always && !s.serving():
-		return answer(http.StatusOK, name, nil, notServingText)
+		return http.StatusOK, commandAnswer(name, nil, notServingText), nil
+	case c.serve != nil:
+		return 0, nil, c.serve
 	}
-	return answer(http.StatusOK, c.names[0], c.run(s), nil)
+	return http.StatusOK, commandAnswer(c.names[0], c.run(s), nil), nil
 }
 
 // commandLinks lists the primary names of the commands this port serves,
@@ -170,7 +194,7 @@ func (s *Server) runCommand(name string, admin bool) (int, fields) {
 func (s *Server) commandLinks(w http.ResponseWriter, admin bool) {
 	var names []string
 	for n, c := range commands {
-		if n == c.names[0] && (admin || !c.changes) {
+		if n == c.names[0] && (admin || !c.adminOnly) {
 			names = append(names, n)
 		}
 	}
@@ -188,7 +212,7 @@ func (s *Server) cmdStatReset() fields {
 
 func (s *Server) cmdConf() fields {
 	lo, hi := s.cfg.sessionBounds()
-	return fields{{"client_port", s.cfg.ClientPort}, {"data_dir", s.cfg.snapDir()}, {"data_log_dir", s.cfg.logDir()},
+	return fields{{"client_port", s.cfg.ClientPort}, {"data_dir", s.cfg.SnapDir()}, {"data_log_dir", s.cfg.LogDir()},
 		{"tick_time", s.cfg.TickTime.Milliseconds()}, {"max_client_cnxns", s.cfg.MaxClientCnxns},
 		{"min_session_timeout", lo.Milliseconds()}, {"max_session_timeout", hi.Milliseconds()},
 		{"server_id", s.cfg.ServerID}}
@@ -226,7 +250,7 @@ func (s *Server) cmdCons() fields {
 }
 
 func (s *Server) cmdDirs() fields {
-	return fields{{"datadir_size", dirSize(s.cfg.snapDir())}, {"logdir_size", dirSize(s.cfg.logDir())}}
+	return fields{{"datadir_size", dirSize(s.cfg.SnapDir())}, {"logdir_size", dirSize(s.cfg.LogDir())}}
 }
 
 // cmdDump reports the sessions by the time they expire (rounded to the
@@ -303,7 +327,7 @@ func (s *Server) cmdSrvr() fields {
 	s.treeMu.RUnlock()
 	stats := fields{{"packets_sent", snt}, {"packets_received", rcv}, {"max_latency", hi}, {"min_latency", lo},
 		{"avg_latency", avg}, {"outstanding_requests", s.pipe.queued()}, {"last_processed_zxid", zxid},
-		{"data_dir_size", dirSize(s.cfg.snapDir())}, {"log_dir_size", dirSize(s.cfg.logDir())},
+		{"data_dir_size", dirSize(s.cfg.SnapDir())}, {"log_dir_size", dirSize(s.cfg.LogDir())},
 		{"server_state", mode}, {"num_alive_client_connections", conns},
 		{"uptime", time.Since(s.started).Milliseconds()}}
 	return fields{{"version", Version}, {"read_only", false}, {"server_stats", stats}, {"node_count", nodes}}

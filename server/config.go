@@ -181,16 +181,22 @@ func (c *Config) sessionBounds() (lo, hi time.Duration) {
 	return lo, hi
 }
 
-// logDir returns where the transaction log lives.
-func (c *Config) logDir() string {
+// LogDir returns where a standalone server keeps its transaction log:
+// DataLogDir, or dataDir/log.
+func (c *Config) LogDir() string {
 	if c.DataLogDir != "" {
 		return c.DataLogDir
 	}
 	return filepath.Join(c.DataDir, "log")
 }
 
-// snapDir returns where snapshots live.
-func (c *Config) snapDir() string { return filepath.Join(c.DataDir, "snap") }
+// ReplicaDir returns where an ensemble member keeps its durable state
+// (package replica: identity, hard state, log, snapshots).
+func (c *Config) ReplicaDir() string { return filepath.Join(c.DataDir, "replica") }
+
+// SnapDir returns where a standalone server keeps its snapshots:
+// dataDir/snap.
+func (c *Config) SnapDir() string { return filepath.Join(c.DataDir, "snap") }
 
 // fourLetterAllowed reports whether the whitelist admits word.
 func (c *Config) fourLetterAllowed(word string) bool {

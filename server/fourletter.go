@@ -76,7 +76,7 @@ func (s *Server) fourLetterText(word string, c *conn) string {
 	case "envi":
 		s.writeEnvi(&b)
 	case "dirs":
-		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.snapDir()), dirSize(s.cfg.logDir()))
+		fmt.Fprintf(&b, "datadir_size: %d\nlogdir_size: %d\n", dirSize(s.cfg.SnapDir()), dirSize(s.cfg.LogDir()))
 	case "hash":
 		s.treeMu.RLock()
 		fmt.Fprintf(&b, "digest:%d zxid:0x%x\n", s.tree.Digest(), s.pipe.lastZxid())
@@ -221,7 +221,7 @@ func (s *Server) writeConf(b *strings.Builder) {
 		secure = s.cfg.SecureClientPort
 	}
 	fmt.Fprintf(b, "clientPort=%d\nclientPortAddress=%s\nsecureClientPort=%d\ndataDir=%s\ndataLogDir=%s\ntickTime=%d\n",
-		s.cfg.ClientPort, s.cfg.ClientAddr, secure, s.cfg.snapDir(), s.cfg.logDir(), s.cfg.TickTime.Milliseconds())
+		s.cfg.ClientPort, s.cfg.ClientAddr, secure, s.cfg.SnapDir(), s.cfg.LogDir(), s.cfg.TickTime.Milliseconds())
 	fmt.Fprintf(b, "maxClientCnxns=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\nserverId=%d\n",
 		s.cfg.MaxClientCnxns, lo.Milliseconds(), hi.Milliseconds(), s.cfg.ServerID)
 	fmt.Fprintf(b, "jute.maxbuffer=%d\nsnapCount=%d\nautopurge.snapRetainCount=%d\nforceSync=%v\n",

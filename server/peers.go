@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
@@ -39,7 +38,7 @@ func openReplica(s *Server) (*replicated, error) {
 	s.membership.set(static, voters)
 	cfg := replica.Config{
 		ID: s.cfg.ServerID, Voters: voters, Joining: e.Joined != nil, Topology: e.Shape.Topology(),
-		Dir: filepath.Join(s.cfg.DataDir, "replica"), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
+		Dir: s.cfg.ReplicaDir(), Tick: e.Tick, HeartbeatTicks: 2, ElectionTicks: e.ElectionTicks,
 		NoSync: !s.cfg.ForceSync, SnapRetain: s.cfg.SnapRetainCount, Transport: tr, Logger: s.log,
 		// The serving guard closes a client's connection once this server
 		// has shown no quorum contact for a third of the client's session

@@ -36,10 +36,10 @@
 //     and each namespace's status;
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
-//   - admin.go, commands.go, faults.go, metrics.go, ensemble_metrics.go,
-//     latency.go: the
-//     read-only metrics port (Prometheus metrics) and the authenticated
-//     admin port (package adminapi's endpoints, fault injection), both
+//   - admin.go, commands.go, backup.go, faults.go, metrics.go,
+//     ensemble_metrics.go, latency.go: the read-only metrics port
+//     (Prometheus metrics) and the authenticated admin port (package
+//     adminapi's endpoints, fault injection, the snapshot command), both
 //     with ZooKeeper's AdminServer commands.
 package server
 
@@ -114,6 +114,9 @@ type Server struct {
 	metricsSv *http.Server
 	adminLn   net.Listener
 	adminSv   *http.Server
+
+	// snapshotBusy is set while the snapshot command takes one (backup.go).
+	snapshotBusy atomic.Bool
 
 	closing   atomic.Bool
 	closeOnce sync.Once

@@ -21,13 +21,13 @@ import (
 // acknowledged state (plus, possibly, writes that were logged but whose
 // acknowledgement the crash prevented, which a client must treat as unknown).
 func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, error) {
-	for _, dir := range []string{cfg.snapDir(), cfg.logDir()} {
+	for _, dir := range []string{cfg.SnapDir(), cfg.LogDir()} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, err
 		}
 	}
 	tree := datatree.New()
-	zxid, found, err := snap.LoadNewest(cfg.snapDir(), func(z int64, r io.Reader) error {
+	zxid, found, err := snap.LoadNewest(cfg.SnapDir(), func(z int64, r io.Reader) error {
 		t, err := datatree.ReadSnapshot(r)
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, e
 	if found {
 		logger.Info("loaded snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "nodes", tree.NodeCount())
 	}
-	lg, err := wal.Open(cfg.logDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync})
+	lg, err := wal.Open(cfg.LogDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync})
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening log: %w", err)
 	}
@@ -111,7 +111,7 @@ func (sn *snapshotter) take() {
 		defer sn.wg.Done()
 		defer func() { sn.mu.Lock(); sn.running = false; sn.mu.Unlock() }()
 		start := time.Now()
-		path, err := snap.Save(sn.s.cfg.snapDir(), zxid, func(w io.Writer) error {
+		path, err := snap.Save(sn.s.cfg.SnapDir(), zxid, func(w io.Writer) error {
 			_, err := w.Write(buf.Bytes())
 			return err
 		})
@@ -127,7 +127,7 @@ func (sn *snapshotter) take() {
 
 // purge deletes snapshots and logs beyond the retention count.
 func (sn *snapshotter) purge() {
-	if err := snap.Purge(sn.s.cfg.snapDir(), sn.s.cfg.logDir(), sn.s.cfg.SnapRetainCount); err != nil {
+	if err := snap.Purge(sn.s.cfg.SnapDir(), sn.s.cfg.LogDir(), sn.s.cfg.SnapRetainCount); err != nil {
 		sn.s.log.Warn("purging old snapshots and logs", "err", err)
 	}
 }

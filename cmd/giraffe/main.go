@@ -31,5 +31,7 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newHCCmd())
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newNSCmd())
+	root.AddCommand(newSnapshotCmd())
+	root.AddCommand(newLogCmd())
 	cli.Run(root)
 }

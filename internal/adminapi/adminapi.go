@@ -8,6 +8,7 @@
 //	POST /reconfig     ReconfigRequest; answers ReconfigAnswer (ZooKeeper's reconfig, forwarded)
 //	GET  /faults       the faults injected into the server's peer transport
 //	POST /faults       a fault spec (transport.ParseFaultSpec); for tests
+//	GET  /commands/snapshot  ZooKeeper's snapshot command: the committed tree as a snapshot file (Client.Snapshot)
 //
 // Every request carries the ensemble's admin token as a bearer token
 // (Authorization: Bearer TOKEN; ReadTokenFile, CheckToken); a request
@@ -34,6 +35,7 @@ const (
 	PathLeave      = "/leave"
 	PathReconfig   = "/reconfig"
 	PathFaults     = "/faults"
+	PathSnapshot   = "/commands/snapshot"
 )
 
 // Membership is the answer of GET /membership and of a join or departure:

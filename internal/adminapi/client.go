@@ -23,6 +23,12 @@ const retryEvery = 250 * time.Millisecond
 // not an ensemble member.
 var ErrFaultsUnavailable = errors.New("no fault injection at this server")
 
+// ErrSnapshotUnavailable is wrapped by Snapshot's error when the server
+// could not take a snapshot for now and may later: it does not serve
+// (an ensemble member out of contact with a quorum), another snapshot is
+// under way, or its place in the write order was lost or late.
+var ErrSnapshotUnavailable = errors.New("no snapshot for now")
+
 // Client asks servers' admin listeners. Its zero value sends no token,
 // which only a metrics port's GET /membership accepts.
 type Client struct {
@@ -164,4 +170,45 @@ func (c Client) do(ctx context.Context, method, addr, path, contentType string, 
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, raw, err
+}
+
+// Snapshot asks the server at admin (its admin listener) for a snapshot of
+// its committed tree, at or after every write acknowledged before the
+// request, and returns the stream of the snapshot file (package snap's
+// format) and the zxid the server announces for it. The caller reads the
+// stream to its end and closes it.
+func (c Client) Snapshot(ctx context.Context, admin string) (io.ReadCloser, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+PathSnapshot+"?streaming=true", nil)
+	if err != nil {
+		return nil, "", err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	// A command that did not run answers a JSON object saying why, with
+	// 200 when ZooKeeper does (a server that is not serving).
+	if resp.StatusCode == http.StatusOK && resp.Header.Get("Content-Type") == "application/octet-stream" {
+		return resp.Body, resp.Header.Get("last_zxid"), nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, "", fmt.Errorf("snapshot at %s: %w", admin, ErrUnauthorized)
+	}
+	var answer struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(raw, &answer) != nil || answer.Error == "" {
+		answer.Error = strings.TrimSpace(string(raw))
+	}
+	err = fmt.Errorf("snapshot at %s: %d %s: %s", admin, resp.StatusCode, http.StatusText(resp.StatusCode), answer.Error)
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return nil, "", fmt.Errorf("%w: %w", ErrSnapshotUnavailable, err)
+	}
+	return nil, "", err
 }

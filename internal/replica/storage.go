@@ -68,6 +68,10 @@ func (st *stall) take() time.Duration {
 	return st.d
 }
 
+// LogDir returns where the replica whose directory is dir keeps its log
+// (package wal), for tools that read it offline.
+func LogDir(dir string) string { return filepath.Join(dir, "log") }
+
 // recovered is what storage held at open.
 type recovered struct {
 	hs      gpaxos.HardState
@@ -80,7 +84,7 @@ type recovered struct {
 }
 
 func (s *storage) snapDir() string   { return filepath.Join(s.dir, "snapshots") }
-func (s *storage) logDir() string    { return filepath.Join(s.dir, "log") }
+func (s *storage) logDir() string    { return LogDir(s.dir) }
 func (s *storage) hsPath() string    { return filepath.Join(s.dir, "hardstate") }
 func (s *storage) idPath() string    { return filepath.Join(s.dir, "identity") }
 func (s *storage) cleanPath() string { return filepath.Join(s.dir, "clean") }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/acl"
 	"github.com/giraffe-coord/giraffe/recipes"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -407,12 +408,12 @@ func (s *Shell) getACL(ctx context.Context, a *args) error {
 	if err != nil {
 		return err
 	}
-	acl, _, err := s.conn.GetACL(ctx, w[0])
+	list, _, err := s.conn.GetACL(ctx, w[0])
 	if err != nil {
 		return err
 	}
-	for _, e := range acl {
-		s.printf("'%s,'%s\n: %s\n", e.ID.Scheme, e.ID.ID, permString(e.Perms))
+	for _, e := range list {
+		s.printf("'%s,'%s\n: %s\n", e.ID.Scheme, e.ID.ID, acl.PermString(e.Perms))
 	}
 	return nil
 }
@@ -479,22 +480,6 @@ func (s *Shell) printStat(st *zkproto.Stat) {
 		uint64(st.EphemeralOwner), st.DataLength, st.NumChildren)
 }
 
-// permLetters are zkCli's permission letters, in its order.
-var permLetters = []struct {
-	bit    int32
-	letter byte
-}{{zkproto.PermCreate, 'c'}, {zkproto.PermDelete, 'd'}, {zkproto.PermRead, 'r'}, {zkproto.PermWrite, 'w'}, {zkproto.PermAdmin, 'a'}}
-
-func permString(p int32) string {
-	var b []byte
-	for _, l := range permLetters {
-		if p&l.bit != 0 {
-			b = append(b, l.letter)
-		}
-	}
-	return string(b)
-}
-
 // ParseACL parses zkCli's ACL syntax: comma-separated scheme:id:perms,
 // perms a subset of cdrwa (digest ids contain a colon:
 // digest:user:hash:perms).
@@ -507,16 +492,11 @@ func ParseACL(text string) ([]zkproto.ACL, error) {
 		}
 		var perms int32
 		for _, c := range []byte(part[j+1:]) {
-			k := slices.IndexFunc(permLetters, func(l struct {
-				bit    int32
-				letter byte
-			}) bool {
-				return l.letter == c
-			})
-			if k < 0 {
+			bit, ok := acl.ParsePerm(c)
+			if !ok {
 				return nil, fmt.Errorf("%w: permission %q in %q is not one of cdrwa", errUsage, c, part)
 			}
-			perms |= permLetters[k].bit
+			perms |= bit
 		}
 		out = append(out, zkproto.ACL{Perms: perms, ID: zkproto.Id{Scheme: part[:i], ID: part[i+1 : j]}})
 	}

@@ -12,5 +12,9 @@
 // keeps the newest snapshots and the log segments needed to replay from the
 // oldest of them.
 //
+// A snapshot also travels as a file of any name, a backup: Encode streams
+// the bytes Save would write, Receive stores such a stream atomically once
+// it is verified, and Inspect and ReadFile verify and read one.
+//
 // docs/storage.md describes the byte layout.
 package snap

@@ -66,51 +66,62 @@ func LoadNewest(dir string, read func(zxid int64, r io.Reader) error, opts ...Op
 	return 0, false, nil
 }
 
-// verify checks the framing and checksum of a snapshot file, returning its
-// body length and checksum. A format problem is a *damage; I/O errors pass
-// through (and make LoadNewest skip the file all the same).
+// verify checks the framing and checksum of a snapshot file and that its
+// header names the zxid its file name does, returning its body length and
+// checksum. A format problem is a *damage; I/O errors pass through (and
+// make LoadNewest skip the file all the same).
 func verify(s snapshotFile) (bodyLen int64, crc uint32, err error) {
-	f, err := os.Open(s.path)
+	info, err := verifyFile(s.path)
 	if err != nil {
 		return 0, 0, err
+	}
+	if info.Zxid != s.zxid {
+		return 0, 0, &damage{s.path, fmt.Sprintf("header says zxid %#x, file name says %#x", info.Zxid, s.zxid)}
+	}
+	return info.BodyBytes, info.Checksum, nil
+}
+
+// verifyFile checks the framing and checksum of the snapshot file at path,
+// whatever its name.
+func verifyFile(path string) (Info, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Info{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, 0, err
+		return Info{}, err
 	}
 	size := st.Size()
 	if size < headerSize+trailerSize {
-		return 0, 0, &damage{s.path, fmt.Sprintf("%d bytes, shorter than header and trailer", size)}
+		return Info{}, &damage{path, fmt.Sprintf("%d bytes, shorter than header and trailer", size)}
 	}
 	var hdr [headerSize]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return 0, 0, err
+		return Info{}, err
 	}
 	zxid, reason := decodeHeader(hdr[:])
 	if reason != "" {
-		return 0, 0, &damage{s.path, reason}
-	}
-	if zxid != s.zxid {
-		return 0, 0, &damage{s.path, fmt.Sprintf("header says zxid %#x, file name says %#x", zxid, s.zxid)}
+		return Info{}, &damage{path, reason}
 	}
 	var tr [trailerSize]byte
 	if _, err := f.ReadAt(tr[:], size-trailerSize); err != nil {
-		return 0, 0, err
+		return Info{}, err
 	}
-	bodyLen = int64(binary.LittleEndian.Uint64(tr[0:8]))
+	bodyLen := int64(binary.LittleEndian.Uint64(tr[0:8]))
 	if string(tr[12:16]) != trailerMagic || bodyLen != size-headerSize-trailerSize {
-		return 0, 0, &damage{s.path, "bad trailer (truncated or overwritten file)"}
+		return Info{}, &damage{path, "bad trailer (truncated or overwritten file)"}
 	}
-	crc = binary.LittleEndian.Uint32(tr[8:12])
+	crc := binary.LittleEndian.Uint32(tr[8:12])
 	h := crc32.New(castagnoli)
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, headerSize+bodyLen)); err != nil {
-		return 0, 0, err
+		return Info{}, err
 	}
 	if h.Sum32() != crc {
-		return 0, 0, &damage{s.path, "checksum mismatch"}
+		return Info{}, &damage{path, "checksum mismatch"}
 	}
-	return bodyLen, crc, nil
+	return Info{Zxid: zxid, Version: formatVersion, Size: size, BodyBytes: bodyLen, Checksum: crc}, nil
 }
 
 // load hands the verified body to read, checking the checksum again as the

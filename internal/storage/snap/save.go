@@ -43,19 +43,7 @@ func Save(dir string, zxid int64, write func(w io.Writer) error, opts ...Option)
 			os.Remove(f.Name())
 		}
 	}()
-	cw := &checksumWriter{w: f}
-	bw := bufio.NewWriterSize(cw, writeBufferBytes)
-	if _, err = bw.Write(encodeHeader(zxid)); err != nil {
-		return "", err
-	}
-	body := &countingWriter{w: bw}
-	if err = write(body); err != nil {
-		return "", fmt.Errorf("snap: writing snapshot %#x: %w", zxid, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return "", err
-	}
-	if _, err = f.Write(encodeTrailer(body.n, cw.crc)); err != nil {
+	if _, err = encode(f, zxid, write); err != nil {
 		return "", err
 	}
 	if err = f.Sync(); err != nil {
@@ -71,6 +59,37 @@ func Save(dir string, zxid int64, write func(w io.Writer) error, opts ...Option)
 		return "", err
 	}
 	return path, nil
+}
+
+// Encode writes to w the whole snapshot of the state at zxid, framed as
+// Save frames it (header, the body write writes, trailer), and returns the
+// number of bytes written: what a snapshot file holds, for a reader on
+// the other end of a stream to store (Receive) or inspect.
+func Encode(w io.Writer, zxid int64, write func(w io.Writer) error) (int64, error) {
+	if zxid < 0 {
+		return 0, fmt.Errorf("snap: negative zxid %d", zxid)
+	}
+	return encode(w, zxid, write)
+}
+
+// encode frames the body write writes between a header and a trailer.
+func encode(w io.Writer, zxid int64, write func(w io.Writer) error) (int64, error) {
+	cw := &checksumWriter{w: w}
+	bw := bufio.NewWriterSize(cw, writeBufferBytes)
+	if _, err := bw.Write(encodeHeader(zxid)); err != nil {
+		return 0, err
+	}
+	body := &countingWriter{w: bw}
+	if err := write(body); err != nil {
+		return 0, fmt.Errorf("snap: writing snapshot %#x: %w", zxid, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	if _, err := w.Write(encodeTrailer(body.n, cw.crc)); err != nil {
+		return 0, err
+	}
+	return headerSize + body.n + trailerSize, nil
 }
 
 // removeTemps deletes temporary files of interrupted Saves. Failing to is

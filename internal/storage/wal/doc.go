@@ -36,6 +36,9 @@
 // the next batch from another goroutine during it. Replay holds the lock for
 // its whole run; its callback must not call methods of the same Log.
 //
+// Records and Check read a log offline, without opening it: they take no
+// lock and repair nothing, for tools that inspect a stopped server's log.
+//
 // Only one Log may be open on a directory: Open takes an exclusive flock on
 // the file wal.lock in it, which the kernel releases if the process dies.
 package wal
