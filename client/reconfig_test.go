@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/server"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -76,24 +76,9 @@ func startReconfigEnsemble(t *testing.T) []reconfigMember {
 }
 
 // serverMode asks a server its role with the srvr four-letter word.
-func serverMode(t *testing.T, addr string) string {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return ""
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write([]byte("srvr")); err != nil {
-		return ""
-	}
-	sc := bufio.NewScanner(nc)
-	for sc.Scan() {
-		if m, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
-			return m
-		}
-	}
-	return ""
+func serverMode(addr string) string {
+	kv, _ := launcher.FourLetter(addr, "srvr", 5*time.Second)
+	return kv["Mode"]
 }
 
 // TestReconfig changes a classic-3 ensemble's membership through its
@@ -106,7 +91,7 @@ func TestReconfig(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for leader.srv == nil {
 		for _, m := range ms {
-			if serverMode(t, m.client) == "leader" {
+			if serverMode(m.client) == "leader" {
 				leader = m
 			}
 		}

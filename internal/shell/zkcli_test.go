@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/giraffe-coord/giraffe/embed"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/server"
 )
 
@@ -305,22 +305,8 @@ func startEnsemble(t *testing.T) ([]ensembleMember, int) {
 
 // serverMode asks a server its role with the srvr four-letter word.
 func serverMode(addr string) string {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return ""
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write([]byte("srvr")); err != nil {
-		return ""
-	}
-	sc := bufio.NewScanner(nc)
-	for sc.Scan() {
-		if m, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
-			return m
-		}
-	}
-	return ""
+	kv, _ := launcher.FourLetter(addr, "srvr", 5*time.Second)
+	return kv["Mode"]
 }
 
 // TestReconfigEnsemble: on a classic-3 ensemble, reconfig is refused

@@ -306,29 +306,73 @@ def test_super_user(zk_factory):
     assert root.get("/t/super/x")[0] == b"mine"
 
 
-def _raw_session_with_ephemeral(port, path, timeout_ms):
-    """Open a session by hand, create an ephemeral node, then go silent
-    (no pings), so that only expiry can remove it."""
+def _read_frame(s):
+    """One length-prefixed frame, or None when the server closed the
+    connection first."""
+    import struct
+
+    head = b""
+    while len(head) < 4:
+        chunk = s.recv(4 - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    (n,) = struct.unpack(">i", head)
+    frame = b""
+    while len(frame) < n:
+        chunk = s.recv(n - len(frame))
+        if not chunk:
+            return None
+        frame += chunk
+    return frame
+
+
+def _raw_connect(port, timeout_ms, sid=0, passwd=b"\0" * 16):
+    """A connection to a new session (sid 0) or back to session sid. An
+    ensemble member that cannot show quorum contact for the moment closes
+    connections at once (as a ZooKeeper follower that is not serving
+    does); like any client, try again."""
     import socket
     import struct
 
-    s = socket.create_connection(("127.0.0.1", port))
-    body = struct.pack(">iqiq", 0, 0, timeout_ms, 0) + struct.pack(">i", 16) + b"\0" * 16 + b"\0"
-    s.sendall(struct.pack(">i", len(body)) + body)
-    (n,) = struct.unpack(">i", s.recv(4))
-    resp = b""
-    while len(resp) < n:
-        resp += s.recv(n - len(resp))
-    _, negotiated, sid = struct.unpack(">iiq", resp[:16])
+    body = struct.pack(">iqiq", 0, 0, timeout_ms, sid) + struct.pack(">i", len(passwd)) + passwd + b"\0"
+    deadline = time.time() + 20
+    while True:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(struct.pack(">i", len(body)) + body)
+        resp = _read_frame(s)
+        if resp is not None:
+            _, negotiated, sid = struct.unpack(">iiq", resp[:16])
+            (pwlen,) = struct.unpack(">i", resp[16:20])
+            assert negotiated > 0, "the session expired while reconnecting"
+            return s, negotiated, sid, resp[20 : 20 + pwlen]
+        s.close()
+        assert time.time() < deadline, "the server closed every handshake for 20 s"
+        time.sleep(0.05)
+
+
+def _raw_session_with_ephemeral(port, path, timeout_ms):
+    """Open a session by hand, create an ephemeral node, then go silent
+    (no pings), so that only expiry can remove it. A connection the server
+    closes meanwhile is opened again to the same session, and the create
+    sent again (NODEEXISTS then means it had happened)."""
+    import struct
+
+    s, negotiated, sid, passwd = _raw_connect(port, timeout_ms)
     p = path.encode()
     acl = struct.pack(">i", 1) + struct.pack(">i", 31) + struct.pack(">i", 5) + b"world" + struct.pack(">i", 6) + b"anyone"
     req = struct.pack(">ii", 1, 1) + struct.pack(">i", len(p)) + p + struct.pack(">i", 0) + acl + struct.pack(">i", 1)
-    s.sendall(struct.pack(">i", len(req)) + req)
-    (n,) = struct.unpack(">i", s.recv(4))
-    reply = b""
-    while len(reply) < n:
-        reply += s.recv(n - len(reply))
-    assert struct.unpack(">iqi", reply[:16])[2] == 0
+    retried = False
+    while True:
+        s.sendall(struct.pack(">i", len(req)) + req)
+        reply = _read_frame(s)
+        if reply is not None:
+            break
+        s.close()
+        s, _, _, _ = _raw_connect(port, timeout_ms, sid, passwd)
+        retried = True
+    err = struct.unpack(">iqi", reply[:16])[2]
+    assert err == 0 or (retried and err == -110), err
     return s, sid, negotiated
 
 
