@@ -240,6 +240,21 @@ test("keyboard: the tabs and the tree work without a mouse", async () => {
   await zk.focus();
   await page.keyboard.press("Enter");
   await page.locator('[data-testid=znode-path]', { hasText: "/zookeeper" }).waitFor();
+  // The tree's arrows (the ARIA tree pattern), with one Tab stop in it.
+  const focused = () => page.evaluate(() => document.activeElement?.getAttribute("data-path"));
+  await until(async () => (await focused()) === "/zookeeper", 5000, "/zookeeper focused after opening it");
+  assert.equal(await page.locator('button.zname[tabindex="0"]').count(), 1);
+  await page.keyboard.press("ArrowRight");
+  assert.match(await focused(), /^\/zookeeper\//, "Right on an open item enters its first child");
+  await page.keyboard.press("ArrowLeft");
+  assert.equal(await focused(), "/zookeeper", "Left on a child goes to its parent");
+  await page.keyboard.press("ArrowLeft");
+  await until(async () => (await page.locator('button[data-path^="/zookeeper/"]').count()) === 0, 5000, "Left closes /zookeeper");
+  assert.equal(await focused(), "/zookeeper");
+  await page.keyboard.press("Home");
+  assert.equal(await focused(), "/");
+  await page.keyboard.press("ArrowDown");
+  assert.notEqual(await focused(), "/", "Down moves to the next item");
   await page.close();
 });
 
