@@ -60,7 +60,8 @@ let leader;
 
 before(async () => {
   const base = await freeRange(9 * 4);
-  giraffe("cluster", "start", "--nodes", "9", "--trees", "3", "--children", "3", "--dir", dir, "--base-port", String(base), "--wait", "60s");
+  giraffe("cluster", "start", "--nodes", "9", "--trees", "3", "--children", "3", "--dir", dir, "--base-port", String(base), "--wait", "60s",
+    "--set", "giraffe.namespace.app=weak");
   rows = status();
   leader = rows.find((r) => r.role === "leader").id;
   browser = await chromium.launch({
@@ -124,6 +125,21 @@ test("the forest shows the leader and every group's coordinator", async () => {
   // Nine servers in the table, all answering.
   await until(async () => (await page.locator("table.servers tbody tr:not(.unreachable)").count()) === 9, 5000, "nine servers answering");
   if (shots) await page.screenshot({ path: join(shots, "console-ensemble.png"), fullPage: true });
+  await page.close();
+});
+
+test("the ensemble view lists the namespaces, their level and their health on every server", async () => {
+  const servers = rows.map((r) => r.address).join(",");
+  giraffe("shell", servers, "create", "/app/registry", "weak data");
+  const page = await open(follower());
+  const app = page.locator('table.nstable tr[data-root="/app"]');
+  await until(async () => (await app.getAttribute("data-health")) === "healthy", 20_000, "/app healthy");
+  assert.equal(await app.getAttribute("data-level"), "weak");
+  const def = page.locator('table.nstable tr[data-root="/"]');
+  assert.equal(await def.getAttribute("data-level"), "strong");
+  assert.equal(await def.getAttribute("data-health"), "healthy");
+  // Every one of the nine servers reports the namespace.
+  assert.equal((await app.locator("td.small").innerText()).split("\n").filter((l) => /^\d+: 0x/.test(l)).length, 9);
   await page.close();
 });
 
