@@ -16,6 +16,8 @@
 //	GET    timeline      every member's Events, by server id
 //	GET    whoami        whether the request carries the admin token (Who)
 //	GET    znode?path=P  one znode: data, Stat, ACL and children (Znode)
+//	GET    nsstatus      this server's namespaces: level, state, last zxid, znodes, digest
+//	GET    namespaces    every member's nsstatus, by server id
 //	POST   znode         create (Change; admin token)
 //	PUT    znode         set data, with a version check (Change; admin token)
 //	DELETE znode?path=P&version=V  delete, with a version check (admin token)
@@ -34,6 +36,10 @@ const (
 	PathTimeline = "/ui/api/timeline"
 	PathWhoami   = "/ui/api/whoami"
 	PathZnode    = "/ui/api/znode"
+	// PathNSStatus is this server's namespaces (adminapi.NamespacesStatus,
+	// as the metrics port's /namespaces); PathNamespaces every member's.
+	PathNSStatus   = "/ui/api/nsstatus"
+	PathNamespaces = "/ui/api/namespaces"
 )
 
 // Roles a server reports beside the protocol's (leader, coordinator,

@@ -60,7 +60,8 @@ let leader;
 
 before(async () => {
   const base = await freeRange(9 * 4);
-  giraffe("cluster", "start", "--nodes", "9", "--trees", "3", "--children", "3", "--dir", dir, "--base-port", String(base), "--wait", "60s");
+  giraffe("cluster", "start", "--nodes", "9", "--trees", "3", "--children", "3", "--dir", dir, "--base-port", String(base), "--wait", "60s",
+    "--set", "giraffe.namespace.app=weak");
   rows = status();
   leader = rows.find((r) => r.role === "leader").id;
   browser = await chromium.launch({
@@ -124,6 +125,21 @@ test("the forest shows the leader and every group's coordinator", async () => {
   // Nine servers in the table, all answering.
   await until(async () => (await page.locator("table.servers tbody tr:not(.unreachable)").count()) === 9, 5000, "nine servers answering");
   if (shots) await page.screenshot({ path: join(shots, "console-ensemble.png"), fullPage: true });
+  await page.close();
+});
+
+test("the ensemble view lists the namespaces, their level and their health on every server", async () => {
+  const servers = rows.map((r) => r.address).join(",");
+  giraffe("shell", servers, "create", "/app/registry", "weak data");
+  const page = await open(follower());
+  const app = page.locator('table.nstable tr[data-root="/app"]');
+  await until(async () => (await app.getAttribute("data-health")) === "healthy", 20_000, "/app healthy");
+  assert.equal(await app.getAttribute("data-level"), "weak");
+  const def = page.locator('table.nstable tr[data-root="/"]');
+  assert.equal(await def.getAttribute("data-level"), "strong");
+  assert.equal(await def.getAttribute("data-health"), "healthy");
+  // Every one of the nine servers reports the namespace.
+  assert.equal((await app.locator("td.small").innerText()).split("\n").filter((l) => /^\d+: 0x/.test(l)).length, 9);
   await page.close();
 });
 
@@ -240,6 +256,21 @@ test("keyboard: the tabs and the tree work without a mouse", async () => {
   await zk.focus();
   await page.keyboard.press("Enter");
   await page.locator('[data-testid=znode-path]', { hasText: "/zookeeper" }).waitFor();
+  // The tree's arrows (the ARIA tree pattern), with one Tab stop in it.
+  const focused = () => page.evaluate(() => document.activeElement?.getAttribute("data-path"));
+  await until(async () => (await focused()) === "/zookeeper", 5000, "/zookeeper focused after opening it");
+  assert.equal(await page.locator('button.zname[tabindex="0"]').count(), 1);
+  await page.keyboard.press("ArrowRight");
+  assert.match(await focused(), /^\/zookeeper\//, "Right on an open item enters its first child");
+  await page.keyboard.press("ArrowLeft");
+  assert.equal(await focused(), "/zookeeper", "Left on a child goes to its parent");
+  await page.keyboard.press("ArrowLeft");
+  await until(async () => (await page.locator('button[data-path^="/zookeeper/"]').count()) === 0, 5000, "Left closes /zookeeper");
+  assert.equal(await focused(), "/zookeeper");
+  await page.keyboard.press("Home");
+  assert.equal(await focused(), "/");
+  await page.keyboard.press("ArrowDown");
+  assert.notEqual(await focused(), "/", "Down moves to the next item");
   await page.close();
 });
 

@@ -92,6 +92,23 @@ export interface Znode {
   recipe?: Recipe;
 }
 
+/** One server's namespaces (the metrics port's /namespaces). */
+export interface NamespacesStatus {
+  id: number;
+  applied_zxid: number;
+  namespaces: NamespaceStatus[];
+}
+
+export interface NamespaceStatus {
+  name: string; // "" for the default namespace
+  root: string;
+  level: "strong" | "weak";
+  state: string;
+  last_zxid: number;
+  nodes: number;
+  digest: string;
+}
+
 /** A lock, election, semaphore or queue recognized in a znode's children. */
 export interface Recipe {
   kind: "lock" | "read-write lock" | "election" | "semaphore" | "queue";
@@ -158,6 +175,7 @@ export async function call<T>(method: string, path: string, body?: unknown, time
 export const getEnsemble = () => call<Ensemble>("GET", "ensemble", undefined, 2000);
 export const getLoads = () => call<Record<string, Sample[]>>("GET", "loads");
 export const getTimeline = () => call<Record<string, Event[]>>("GET", "timeline");
+export const getNamespaces = () => call<Record<string, NamespacesStatus>>("GET", "namespaces");
 export const getWho = () => call<Who>("GET", "whoami");
 export const getZnode = (path: string) => call<Znode>("GET", "znode?path=" + encodeURIComponent(path));
 export const createZnode = (path: string, data: Uint8Array) =>

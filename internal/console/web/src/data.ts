@@ -69,6 +69,8 @@ function recipeView(r: Recipe): HTMLElement {
   );
 }
 
+const TREE_KEYS = ["ArrowDown", "ArrowUp", "Home", "End", "ArrowRight", "ArrowLeft"];
+
 const errText = (e: unknown) => (e instanceof HTTPError ? `${e.status}: ${e.message}` : String(e));
 
 /** The Data tab. */
@@ -85,6 +87,7 @@ export class DataBrowser {
 
   constructor(el: HTMLElement, private isAdmin: () => boolean) {
     fill(el, h("div", { class: "browser" }, h("nav", { class: "treebox", "aria-label": "znode tree" }, this.treeEl), this.detail), this.status);
+    this.treeEl.addEventListener("keydown", (e) => void this.treeKey(e));
     // Following a znode re-reads it every second while its tab is shown.
     setInterval(() => {
       if (this.follow && !el.hidden) void this.select(this.selected, true);
@@ -111,6 +114,8 @@ export class DataBrowser {
         "data-path": path,
         "aria-expanded": String(isOpen),
         "aria-current": path === this.selected ? "true" : "false",
+        // One stop for Tab in the tree (the selected item); arrows move within it.
+        tabindex: path === this.selected ? 0 : -1,
         onclick: () => void this.toggle(path),
       },
       h("span", { class: "twisty", "aria-hidden": "true" }, isOpen ? "▾" : "▸"),
@@ -134,13 +139,53 @@ export class DataBrowser {
     return li;
   }
 
+  /** The tree's keys, as the ARIA tree pattern has them: Up/Down move, Right opens or enters, Left closes or leaves, Home/End. */
+  private async treeKey(e: KeyboardEvent): Promise<void> {
+    const items = [...this.treeEl.querySelectorAll<HTMLButtonElement>("button.zname")];
+    const i = items.indexOf(document.activeElement as HTMLButtonElement);
+    if (i < 0 || !TREE_KEYS.includes(e.key)) return;
+    e.preventDefault(); // before any wait: the arrows would scroll the page
+    const path = items[i].dataset.path ?? "/";
+    const go = (b: HTMLButtonElement | undefined) => b?.focus();
+    const isOpen = this.open.has(path);
+    switch (e.key) {
+      case "ArrowDown":
+        go(items[i + 1]);
+        break;
+      case "ArrowUp":
+        go(items[i - 1]);
+        break;
+      case "Home":
+        go(items[0]);
+        break;
+      case "End":
+        go(items[items.length - 1]);
+        break;
+      case "ArrowRight":
+        if (!isOpen) await this.toggle(path);
+        else if (items[i + 1]?.dataset.path?.startsWith(path === "/" ? "/" : path + "/")) go(items[i + 1]);
+        break;
+      case "ArrowLeft":
+        if (isOpen && path !== "/") {
+          this.open.delete(path);
+          await this.renderTree();
+          this.focusItem(path);
+        } else if (path !== "/") this.focusItem(parentOf(path));
+        break;
+    }
+  }
+
+  private focusItem(path: string): void {
+    (this.treeEl.querySelector(`button[data-path="${CSS.escape(path)}"]`) as HTMLElement | null)?.focus();
+  }
+
   private async toggle(path: string): Promise<void> {
     if (this.open.has(path) && this.selected === path && path !== "/") this.open.delete(path);
     else this.open.add(path);
     this.selected = path;
     await this.renderTree();
     await this.select(path);
-    (this.treeEl.querySelector(`button[data-path="${CSS.escape(path)}"]`) as HTMLElement | null)?.focus();
+    this.focusItem(path);
   }
 
   /** Shows path; onlyIfChanged keeps the page (and any half-typed form) when the znode is as shown. */

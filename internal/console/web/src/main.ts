@@ -3,11 +3,12 @@
 // stops answering, the page moves to another member's console.
 
 import "./style.css";
-import { getEnsemble, getLoads, getTimeline, getWho, setToken, token, type Ensemble } from "./api";
+import { getEnsemble, getLoads, getNamespaces, getTimeline, getWho, setToken, token, type Ensemble } from "./api";
 import { Charts } from "./charts";
 import { DataBrowser } from "./data";
 import { fill, h } from "./dom";
 import { renderEnsemble, renderTimeline } from "./forest";
+import { renderNamespaces } from "./namespaces";
 
 const $ = (id: string) => document.getElementById(id)!;
 
@@ -152,6 +153,15 @@ async function pollTimeline(): Promise<void> {
   }
 }
 
+async function pollNamespaces(): Promise<void> {
+  if (current !== "ensemble") return;
+  try {
+    renderNamespaces($("ns-view"), await getNamespaces());
+  } catch {
+    // The ensemble poll reports the server's state.
+  }
+}
+
 async function pollLoads(): Promise<void> {
   if (current !== "load") return;
   try {
@@ -169,3 +179,5 @@ setInterval(() => void pollEnsemble(), 500);
 setInterval(() => void pollLoads(), 2000);
 void pollTimeline();
 setInterval(() => void pollTimeline(), 2000);
+void pollNamespaces();
+setInterval(() => void pollNamespaces(), 2000);
