@@ -54,12 +54,18 @@ func (t *Tree) Children(path string, ids []zkproto.Id) ([]string, zkproto.Stat, 
 	if !acl.Check(n.acl.list, zkproto.PermRead, ids) {
 		return nil, zkproto.Stat{}, zkproto.ErrNoAuth
 	}
+	return n.childNames(), n.stat(), zkproto.OK
+}
+
+// childNames returns the names of n's children, sorted: the order
+// getChildren answers in and snapshots and walks visit them in.
+func (n *node) childNames() []string {
 	names := make([]string, 0, len(n.children))
 	for name := range n.children {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	return names, n.stat(), zkproto.OK
+	return names
 }
 
 // GetACL returns a copy of a node's ACL list and its Stat. It needs READ or

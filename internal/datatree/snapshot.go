@@ -121,11 +121,7 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 		enc.Int(n.cversion)
 		enc.Int(n.aversion)
 		sw.frame()
-		names := make([]string, 0, len(n.children))
-		for name := range n.children {
-			names = append(names, name)
-		}
-		slices.Sort(names)
+		names := n.childNames()
 		prefix := path
 		if path != rootPath {
 			prefix += "/"

@@ -1,8 +1,6 @@
 package datatree
 
 import (
-	"slices"
-
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -17,11 +15,7 @@ func (t *Tree) Walk(fn func(path string, data []byte, st zkproto.Stat, acl []zkp
 		if !fn(path, n.data, n.stat(), n.acl.list) {
 			return false
 		}
-		names := make([]string, 0, len(n.children))
-		for name := range n.children {
-			names = append(names, name)
-		}
-		slices.Sort(names)
+		names := n.childNames()
 		prefix := path
 		if path != rootPath {
 			prefix += "/"

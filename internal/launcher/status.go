@@ -113,31 +113,45 @@ func (c *Cluster) committedMembers(rows []Status) []members.ID {
 	return nil
 }
 
-// WaitLeader waits until a live server reports itself leader, and every
-// live server reports the same leader and serves clients (a member serves
-// once a proposal of its own has committed). A cluster of one server is
-// a standalone server, which leads itself once it serves.
+// WaitLeader waits until a live server reports itself leader, every live
+// server reports that leader, and each has served clients under it (a
+// member serves once a proposal of its own has committed). A cluster of
+// one server is a standalone server, which leads itself once it serves.
 func (c *Cluster) WaitLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
+	// servedUnder[id] is the leader server id followed when it was last
+	// seen serving. A member with no session to protect stops serving
+	// for a moment whenever its own touches commit slower than a third of
+	// minSessionTimeout (a busy machine, tight test timeouts); every
+	// member having served under the leader they all follow is the
+	// ensemble ready, even if not all at one instant.
+	servedUnder := map[members.ID]members.ID{}
 	for {
-		leader, agree := members.None, true
-		for _, st := range c.Status() {
+		rows := c.Status()
+		leader := members.None
+		for i, st := range rows {
+			if st.Alive && st.Mode == "standalone" {
+				// One server line makes a standalone server, as in
+				// ZooKeeper: it leads itself.
+				rows[i].Role, rows[i].Leader = "leader", st.ID
+			}
+			if st.Alive && rows[i].Role == "leader" {
+				leader = st.ID
+			}
+		}
+		ready := leader != members.None
+		for _, st := range rows {
 			if !st.Alive {
 				continue
 			}
-			if st.Mode == "standalone" {
-				// One server line makes a standalone server, as in
-				// ZooKeeper: it leads itself.
-				st.Role, st.Leader = "leader", st.ID
+			if st.Serving && st.Leader == leader {
+				servedUnder[st.ID] = leader
 			}
-			if st.Role == "leader" {
-				leader = st.ID
-			}
-			if st.Leader == 0 || (leader != 0 && st.Leader != leader) || !st.Serving {
-				agree = false
+			if st.Leader != leader || servedUnder[st.ID] != leader {
+				ready = false
 			}
 		}
-		if leader != 0 && agree {
+		if ready {
 			return nil
 		}
 		if time.Now().After(deadline) {
