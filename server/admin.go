@@ -239,6 +239,7 @@ func (s *Server) changeFailed(w http.ResponseWriter, err error) bool {
 
 // stopHTTP stops the metrics and admin ports, whichever are open.
 func (s *Server) stopHTTP() {
+	s.liveWatches.stop() // else the shutdown would wait for the streams
 	for _, sv := range []*http.Server{s.metricsSv, s.adminSv} {
 		if sv != nil {
 			sv.Shutdown(context.Background())

@@ -33,8 +33,12 @@ func (s *Server) triggerWatches(trig []datatree.Trigger, out []watch.Delivery) [
 		for _, d := range out[start:] {
 			// As ZooKeeper 3.9 (ServerCnxn.process): a watcher without READ
 			// on the node is not told.
-			if c := s.connByID(d.Watcher); c != nil && acl.Check(t.ACL, zkproto.PermRead, c.authIDs()) {
-				c.sendEvent(d.Event)
+			if c := s.connByID(d.Watcher); c != nil {
+				if acl.Check(t.ACL, zkproto.PermRead, c.authIDs()) {
+					c.sendEvent(d.Event)
+				}
+			} else if readableByAnyone(t.ACL) {
+				s.liveWatches.deliver(d.Watcher, d.Event)
 			}
 		}
 	}

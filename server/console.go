@@ -55,6 +55,7 @@ func (s *Server) consoleHandler() http.Handler {
 		return console.Who{Admin: adminapi.CheckToken(r, s.cfg.adminToken) == nil, Server: s.cfg.ServerID}
 	}))
 	mux.HandleFunc(console.PathZnode, s.znodeHandler)
+	mux.HandleFunc(console.PathWatch, s.liveWatchHandler)
 	mux.HandleFunc(console.PathNSStatus, get(func(*http.Request) any { return s.namespacesStatus() }))
 	mux.HandleFunc(console.PathNamespaces, get(func(r *http.Request) any {
 		v, _ := s.consolePeers()

@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,5 +141,117 @@ func TestConsoleReadsOpenWritesNeedTheToken(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "console: write refused") || strings.Contains(log.String(), token) {
 		t.Errorf("the log should name refused writes and never the token:\n%s", log)
+	}
+}
+
+// TestConsoleLiveWatch: GET watch?path=P streams "ready" once the watch is
+// in place, then a "change" for each event on P (its data, its children,
+// its deletion) with the event's zxid, and tells nothing of a change an
+// unauthenticated client may not read. Closing the server ends the stream.
+func TestConsoleLiveWatch(t *testing.T) {
+	s, _ := startLogged(t, func(c *server.Config) { c.AdminTokenFile = writeToken(t, "watch-token-0123") })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := client.Connect(ctx, []string{s.Addr().String()}, client.WithAuth("digest", []byte("alice:secret")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, _, err := c.Create(ctx, "/w", []byte("a"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+	owner := []zkproto.ACL{{Perms: zkproto.PermAll, ID: zkproto.Id{Scheme: "auth"}}}
+	if _, _, err := c.Create(ctx, "/hidden", nil, client.Persistent, owner); err != nil {
+		t.Fatal(err)
+	}
+
+	open := func(path string) (*bufio.Reader, func()) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.AdminAddr().String()+console.PathWatch+"?path="+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("GET watch %s: %v %v", path, err, resp)
+		}
+		return bufio.NewReader(resp.Body), func() { resp.Body.Close() }
+	}
+	// next returns the next event's name and data.
+	next := func(r *bufio.Reader) (string, string) {
+		var name, data string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream: %v", err)
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && name != "":
+				return name, data
+			}
+		}
+	}
+	type change struct{ Type, Path, Zxid string }
+	want := func(r *bufio.Reader, typ, path string, zxid int64) {
+		t.Helper()
+		name, data := next(r)
+		var ch change
+		json.Unmarshal([]byte(data), &ch)
+		if name != "change" || ch.Type != typ || ch.Path != path || ch.Zxid != fmt.Sprintf("0x%x", zxid) {
+			t.Fatalf("event %s %s, want change %s on %s at 0x%x", name, data, typ, path, zxid)
+		}
+	}
+
+	w, closeW := open("/w")
+	defer closeW()
+	if name, _ := next(w); name != "ready" {
+		t.Fatalf("first event %q, want ready", name)
+	}
+	st, err := c.Set(ctx, "/w", []byte("b"), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(w, "NodeDataChanged", "/w", st.Mzxid)
+	_, st2, err := c.Create(ctx, "/w/kid", nil, client.Persistent, zkproto.OpenACLUnsafe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(w, "NodeChildrenChanged", "/w", st2.Czxid)
+
+	// A change to a node only alice may read is not told; once anyone may
+	// read it, the next one is.
+	h, closeH := open("/hidden")
+	defer closeH()
+	if name, _ := next(h); name != "ready" {
+		t.Fatalf("first event %q, want ready", name)
+	}
+	if _, err := c.Set(ctx, "/hidden", []byte("x"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetACL(ctx, "/hidden", zkproto.OpenACLUnsafe, -1); err != nil {
+		t.Fatal(err)
+	}
+	st3, err := c.Set(ctx, "/hidden", []byte("y"), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(h, "NodeDataChanged", "/hidden", st3.Mzxid)
+
+	// The server's close ends the streams.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if _, err := w.ReadString('\n'); err != nil {
+				return
+			}
+		}
+	}()
+	s.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream outlived the server")
 	}
 }

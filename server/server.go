@@ -80,6 +80,8 @@ type Server struct {
 
 	watchMu sync.Mutex
 	watches *watch.Registry
+	// liveWatches are the console's watch streams (console_watch.go).
+	liveWatches *liveWatches
 
 	connsMu    sync.Mutex
 	conns      map[watch.WatcherID]*conn
@@ -135,15 +137,16 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		logger = slog.Default()
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       logger,
-		started:   time.Now(),
-		watches:   watch.New(),
-		conns:     make(map[watch.WatcherID]*conn),
-		perIP:     make(map[string]int),
-		bySession: make(map[int64]*conn),
-		done:      make(chan struct{}),
-		metrics:   newMetrics(),
+		cfg:         cfg,
+		log:         logger,
+		started:     time.Now(),
+		watches:     watch.New(),
+		liveWatches: newLiveWatches(),
+		conns:       make(map[watch.WatcherID]*conn),
+		perIP:       make(map[string]int),
+		bySession:   make(map[int64]*conn),
+		done:        make(chan struct{}),
+		metrics:     newMetrics(),
 	}
 	if err := s.openTLS(); err != nil {
 		return nil, err

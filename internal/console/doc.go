@@ -16,6 +16,7 @@
 //	GET    timeline      every member's Events, by server id
 //	GET    whoami        whether the request carries the admin token (Who)
 //	GET    znode?path=P  one znode: data, Stat, ACL and children (Znode)
+//	GET    watch?path=P  server-sent events: "ready" once a persistent watch on P is in place, then "change" ({type, path, zxid}) for each event it fires
 //	GET    nsstatus      this server's namespaces: level, state, last zxid, znodes, digest
 //	GET    namespaces    every member's nsstatus, by server id
 //	POST   znode         create (Change; admin token)
@@ -38,7 +39,9 @@ const (
 	PathZnode    = "/ui/api/znode"
 	// PathNSStatus is this server's namespaces (adminapi.NamespacesStatus,
 	// as the metrics port's /namespaces); PathNamespaces every member's.
-	PathNSStatus   = "/ui/api/nsstatus"
+	PathNSStatus = "/ui/api/nsstatus"
+	// PathWatch streams a znode's watch events (server-sent events).
+	PathWatch      = "/ui/api/watch"
 	PathNamespaces = "/ui/api/namespaces"
 )
 

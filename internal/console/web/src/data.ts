@@ -82,15 +82,19 @@ export class DataBrowser {
   private selected = "/";
   private mode = "text";
   private follow = false;
+  private stream: EventSource | null = null;
+  private streamPath = "";
+  private live = false;
   private shownPath = "";
   private shownKey = "";
 
   constructor(el: HTMLElement, private isAdmin: () => boolean) {
     fill(el, h("div", { class: "browser" }, h("nav", { class: "treebox", "aria-label": "znode tree" }, this.treeEl), this.detail), this.status);
     this.treeEl.addEventListener("keydown", (e) => void this.treeKey(e));
-    // Following a znode re-reads it every second while its tab is shown.
+    // A followed znode is re-read on each event of its watch; while the
+    // watch's stream is down (it reconnects by itself), every second.
     setInterval(() => {
-      if (this.follow && !el.hidden) void this.select(this.selected, true);
+      if (this.follow && !this.live && !el.hidden) void this.select(this.selected, true);
     }, 1000);
   }
 
@@ -259,11 +263,16 @@ export class DataBrowser {
           { class: "acl", "aria-label": "ACL" },
           ...z.acl.map((a) => h("li", { class: "mono" }, `${a.scheme}:${a.id} ${PERMS.map(([bit, c]) => (a.perms & bit ? c : "-")).join("")}`)),
         );
-    const follow = h("label", { class: "follow" }, h("input", {
+    const follow = h("label", { class: "follow", "data-follow": this.follow ? (this.live ? "live" : "polling") : "off" }, h("input", {
       type: "checkbox",
       checked: this.follow,
-      onchange: (e: Event) => (this.follow = (e.target as HTMLInputElement).checked),
-    }), " follow (re-read every second)");
+      onchange: (e: Event) => {
+        this.follow = (e.target as HTMLInputElement).checked;
+        this.watch(this.follow ? z.path : "");
+      },
+    }), " follow (a live watch)");
+    this.followLabel = follow;
+    if (this.follow) this.watch(z.path);
     fill(
       this.detail,
       h("h2", { class: "zpath mono", "data-testid": "znode-path" }, z.path),
@@ -273,6 +282,32 @@ export class DataBrowser {
       h("div", { class: "meta" }, h("div", {}, h("h3", {}, "Stat"), stat), h("div", {}, h("h3", {}, "ACL"), acl)),
       this.actions(z, data),
     );
+  }
+
+  private followLabel: HTMLElement | null = null;
+
+  /** Keeps a watch stream open on path ("" closes it): the page re-reads the znode on each of its events. */
+  private watch(path: string): void {
+    if (path === this.streamPath) return;
+    this.stream?.close();
+    this.stream = null;
+    this.streamPath = path;
+    this.setLive(false);
+    if (!path) return;
+    const es = new EventSource("api/watch?path=" + encodeURIComponent(path));
+    const reread = () => {
+      this.setLive(true);
+      void this.select(path, true);
+    };
+    es.addEventListener("ready", reread);
+    es.addEventListener("change", reread);
+    es.onerror = () => this.setLive(false);
+    this.stream = es;
+  }
+
+  private setLive(live: boolean): void {
+    this.live = live;
+    this.followLabel?.setAttribute("data-follow", !this.follow ? "off" : live ? "live" : "polling");
   }
 
   /** The administrator's forms, or a note saying how to get them. */
