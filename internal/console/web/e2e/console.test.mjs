@@ -116,6 +116,14 @@ test("the forest shows the leader and every group's coordinator", async () => {
       // The leader's node is marked in the drawing, and its table row
       // (the page redraws every 500 ms: checked in the same pass).
       if ((await page.locator(`g.node.leader[data-server="${l.id}"]`).count()) !== 1) return null;
+      // Above the groups, the leader's links to the two other groups'
+      // coordinators, which its proposals reach first.
+      const top = page.locator(`figure.leader-links[data-leader="${l.id}"]`);
+      if ((await top.locator("line.edge").count()) !== 2 || (await top.locator('g.node[data-role="coordinator"]').count()) !== 2) return null;
+      for (const c of await top.locator('g.node[data-role="coordinator"]').all()) {
+        const id = Number(await c.getAttribute("data-server"));
+        if (!st.find((x) => x.id === id && (x.role === "coordinator" || x.role === "leader"))) return null;
+      }
       if ((await page.locator(`tr[data-server="${l.id}"]`).getAttribute("data-role")) !== "leader") return null;
       return l.id;
     },

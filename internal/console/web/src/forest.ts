@@ -1,6 +1,7 @@
-// The ensemble view: the forest as the running ensemble has it (one tree
-// per group, drawn from its coordinator down the links its messages take)
-// and a table of every server.
+// The ensemble view: the forest as the running ensemble has it (the global
+// leader's links to the groups' coordinators, then one tree per group,
+// drawn from its coordinator down the links its messages take) and a
+// table of every server.
 
 import type { Ensemble, Event, Group, Member } from "./api";
 import { fill, groupColor, h, s } from "./dom";
@@ -96,6 +97,46 @@ function groupFigure(e: Ensemble, g: Group, byID: Map<number, Member>): HTMLElem
   );
 }
 
+/**
+ * Draws the top of the forest: the global leader and the coordinators of
+ * the other groups, which its proposals reach first (each coordinator then
+ * relays down its group's tree). Null in classic mode or with no leader.
+ */
+function leaderFigure(e: Ensemble, byID: Map<number, Member>): HTMLElement | null {
+  const leaderGroup = e.groups.find((g) => g.members.includes(e.leader));
+  const others = e.groups.filter((g) => g !== leaderGroup);
+  if (!e.leader || e.classic || others.length === 0) return null;
+  const width = Math.max(others.length, 1) * DX * 1.6 + 2 * R;
+  const height = DY + 2 * R + 46;
+  const lx = width / 2;
+  const ly = R + 22;
+  const svg = s("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-hidden": "true" });
+  const spots = others.map((g, i) => ({ g, x: R + 8 + (i + 0.5) * ((width - 2 * R - 16) / others.length), y: ly + DY }));
+  for (const { g, x, y } of spots) {
+    if (!g.coordinator) continue;
+    const down = !byID.get(g.coordinator)?.reachable;
+    svg.append(s("line", { x1: lx, y1: ly, x2: x, y2: y, class: down ? "edge down" : "edge", stroke: groupColor(g.index), "data-group": g.index }));
+  }
+  const node = (id: number, x: number, y: number, color: string, tag: string) => {
+    const up = !!byID.get(id)?.reachable;
+    // Marked by data-role, not by the group figures' leader and
+    // coordinator classes: each server is one node of its group's tree.
+    const gEl = s("g", { class: "node" + (up ? "" : " unreachable"), "data-server": id, "data-role": tag === "leader" ? "leader" : "coordinator" });
+    if (tag === "leader") gEl.append(s("circle", { cx: x, cy: y, r: R + 5, class: "leader-ring" }));
+    gEl.append(s("circle", { cx: x, cy: y, r: R, fill: up ? color : "#fff", stroke: color }));
+    gEl.append(s("text", { x, y: y + 4, "text-anchor": "middle", class: up ? "id" : "id dark" }, String(id)));
+    gEl.append(s("text", { x, y: tag === "leader" ? y - R - 8 : y + R + 14, "text-anchor": "middle", class: "tag" }, tag));
+    svg.append(gEl);
+  };
+  node(e.leader, lx, ly, groupColor(leaderGroup?.index ?? 0), "leader");
+  for (const { g, x, y } of spots) if (g.coordinator) node(g.coordinator, x, y, groupColor(g.index), `group ${g.index}`);
+  const caption =
+    `The global leader ${e.leader} sends its proposals to ` +
+    others.map((g) => (g.coordinator ? `group ${g.index}'s coordinator ${g.coordinator}` : `group ${g.index} (no coordinator known)`)).join(", ") +
+    (leaderGroup ? `, and coordinates group ${leaderGroup.index} itself` : "");
+  return h("figure", { class: "leader-links", "data-leader": e.leader }, svg, h("figcaption", {}, caption));
+}
+
 function describe(m: Member | undefined, id: number, leader: boolean, coord: boolean): string {
   if (!m || !m.reachable) return `server ${id}: not answering${m?.error ? " (" + m.error + ")" : ""}`;
   const what = leader ? "global leader" : coord ? "group coordinator" : m.role;
@@ -107,7 +148,7 @@ const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) :
 /** Renders the forest and the server table into el. */
 export function renderEnsemble(el: HTMLElement, e: Ensemble): void {
   const byID = new Map(e.members.map((m) => [m.id, m]));
-  const forest = h("div", { class: "forest" }, ...e.groups.map((g) => groupFigure(e, g, byID)));
+  const forest = h("div", { class: "forest" }, leaderFigure(e, byID), ...e.groups.map((g) => groupFigure(e, g, byID)));
   const rows = e.members.map((m) => {
     const role = !m.reachable ? "unreachable" : m.id === e.leader ? "leader" : m.role;
     return h(
