@@ -10,6 +10,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/console"
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -199,7 +200,11 @@ func (s *Server) readZnode(path string) (console.Znode, zkproto.Code) {
 	default:
 		return console.Znode{}, code
 	}
-	if data, _, code := s.tree.GetData(path, nil); code == zkproto.OK {
+	if data, st, code := s.tree.GetData(path, nil); code == zkproto.OK {
+		if path == datatree.ConfigPath {
+			data, st = s.configView(data, st)
+			z.Stat = statOf(st)
+		}
 		z.Data = data
 	} else {
 		z.DataError = code.String()
