@@ -69,7 +69,9 @@ classic-3 | forest-9-3-3)
   if [[ "$TARGET" == classic-3 ]]; then SHAPE=(--nodes 3 --classic); N=3; else SHAPE=(--nodes 9 --trees 3 --children 3); N=9; fi
   BASE="$(free_base $((4 * N)))"
   trap '"$BIN" cluster stop --dir "$DIR/cluster" >/dev/null 2>&1 || true; rm -rf "$DIR"' EXIT
-  ARGS=()
+  # An election timeout of 40 ticks (1 s, not 8): a member descheduled for
+  # a few hundred ms on a busy machine does not start an election.
+  ARGS=(--set giraffe.electionTicks=40)
   for kv in "${SETS[@]}"; do ARGS+=(--set "$kv"); done
   "$BIN" cluster start "${SHAPE[@]}" --dir "$DIR/cluster" --base-port "$BASE" "${ARGS[@]}" > "$DIR/start.log" 2>&1 \
     || { cat "$DIR/start.log"; exit 1; }

@@ -18,6 +18,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.zookeeper.KeeperException;
 
 /** Curator's locks and semaphore, each client a session of its own. */
 final class LockChecks {
@@ -240,9 +241,12 @@ final class LockChecks {
         }
     }
 
+    /** The children of path; none when it is gone (Curator makes a lock's parent a container). */
     static List<String> children(CuratorFramework c, String path) {
         try {
             return c.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
         } catch (Exception e) {
             throw new AssertionError("getChildren " + path + ": " + e);
         }
