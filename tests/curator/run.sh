@@ -23,9 +23,11 @@ if [[ ! -f "$BUILD/.built" ]] || [[ -n "$(find "$HERE/src" -newer "$BUILD/.built
 fi
 
 DIR="$(mktemp -d /tmp/giraffe-curator.XXXXXX)"
-# zoo.cfg lines of every server: sessions from 2 s (the shortest a check
-# asks for), TTL nodes on, and TTL and container nodes reaped every 200 ms.
-SETS=(tickTime=200 minSessionTimeout=2000 maxSessionTimeout=60000
+# zoo.cfg lines of every server: sessions from 4 s (the shortest a check
+# asks for; a member with no session connected serves while its writes
+# commit within a third of that, which a busy machine needs), TTL nodes
+# on, and TTL and container nodes reaped every 200 ms.
+SETS=(tickTime=200 minSessionTimeout=4000 maxSessionTimeout=60000
   zookeeper.extendedTypesEnabled=true znode.container.checkIntervalMs=200
   "4lw.commands.whitelist=*")
 

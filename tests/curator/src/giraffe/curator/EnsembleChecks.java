@@ -68,8 +68,8 @@ final class EnsembleChecks {
         List<String> rest = new ArrayList<>(env.servers);
         rest.remove(victimAddr);
         // The holder keeps to its server, so it cannot move its session away.
-        CuratorFramework holder = env.client(victimAddr, 2000, false);
-        CuratorFramework waiter = env.client(String.join(",", rest), 2000, false);
+        CuratorFramework holder = env.client(victimAddr, 4000, false);
+        CuratorFramework waiter = env.client(String.join(",", rest), 4000, false);
         ConcurrentHashMap<ConnectionState, Long> states = new ConcurrentHashMap<>();
         holder.getConnectionStateListenable().addListener((c, s) -> states.putIfAbsent(s, System.nanoTime()));
 
