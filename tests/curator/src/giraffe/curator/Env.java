@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
 import org.apache.curator.framework.CuratorFramework;
@@ -31,6 +32,7 @@ final class Env {
     final String clusterDir, giraffeBin;
 
     private final List<CuratorFramework> open = new ArrayList<>();
+    private final AtomicBoolean suspended = new AtomicBoolean();
     private int next;
 
     Env(List<String> servers, boolean ensemble, String clusterDir, String giraffeBin) {
@@ -69,9 +71,23 @@ final class Env {
                 .ensembleTracker(ensembleTracker)
                 .build();
         open.add(c);
+        c.getConnectionStateListenable().addListener((client, state) -> {
+            if (!state.isConnected()) {
+                suspended.set(true);
+            }
+        });
         c.start();
         check(c.blockUntilConnected(15, TimeUnit.SECONDS), "client of %s did not connect", connectString);
         return c;
+    }
+
+    /**
+     * Whether a client of this check has lost its connection (SUSPENDED or
+     * LOST): a write in flight then has an unknown outcome, and a recipe
+     * that retries it may apply it twice (as against ZooKeeper).
+     */
+    boolean connectionLost() {
+        return suspended.get();
     }
 
     /** Closes every client the check opened. */
@@ -80,6 +96,7 @@ final class Env {
             c.close();
         }
         open.clear();
+        suspended.set(false);
     }
 
     /** Runs `giraffe cluster ARGS...` on the ensemble and returns its output. */
