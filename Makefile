@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java vet setup setup-python setup-java fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -60,7 +60,7 @@ run-standalone: build
 	$(BIN) server --data-dir $(RUN_DIR)-standalone --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
 ## test: everything CI runs.
-test: vet build setup test-go test-ensemble test-sim test-python test-java test-ui
+test: vet build setup test-go test-ensemble test-sim test-python test-java test-curator test-ui
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
@@ -126,7 +126,7 @@ bench-ns:
 bench-hc: build lab
 	GIRAFFE_BIN=$(BIN) GIRAFFE_LAB=$(LAB) scripts/bench-hc-table.sh 50s 5 0.25 docs/hc/table1
 
-setup: setup-python setup-java setup-browser
+setup: setup-python setup-java setup-curator setup-browser
 
 setup-python: $(VENV)/.installed
 $(VENV)/.installed: tests/python/requirements.txt
@@ -137,6 +137,10 @@ $(VENV)/.installed: tests/python/requirements.txt
 setup-java:
 	bash $(ZKPEER)/setup.sh
 
+## setup-curator: Apache Curator 5.9 and its dependencies (tests/curator/pom.xml) into tests/curator/lib, through Maven.
+setup-curator:
+	bash tests/curator/setup.sh
+
 ## test-python: the kazoo tests against a standalone server, a classic-3 and a forest 9-3-3 ensemble.
 test-python: build setup-python
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/python
@@ -145,6 +149,11 @@ test-python: build setup-python
 
 test-java: build setup-java
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib bash tests/java/zkcli_test.sh
+
+## test-curator: Apache Curator's framework and recipes (tests/curator) against a standalone server and a classic-3 ensemble of processes.
+test-curator: build setup-curator
+	GIRAFFE_BIN=$(CURDIR)/$(BIN) bash tests/curator/run.sh standalone
+	GIRAFFE_BIN=$(CURDIR)/$(BIN) bash tests/curator/run.sh classic-3
 
 ## fuzz: run every fuzz target for FUZZTIME each (default 30s).
 FUZZTIME ?= 30s
@@ -156,5 +165,5 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin $(VENV) $(UI_DIR)/node_modules
+	rm -rf bin $(VENV) $(UI_DIR)/node_modules tests/curator/lib tests/curator/build
 	find $(UI_DIR)/dist -mindepth 1 ! -name .gitkeep -delete

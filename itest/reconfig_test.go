@@ -264,3 +264,63 @@ func TestZKCliReconfig(t *testing.T) {
 	waitMembers(t, c, learner.ID, append(rest, learner.ID)...)
 	t.Logf("every replica: %s", waitEqualDigests(t, c, 20*time.Second, gone.ID))
 }
+
+// TestConfigNodeShowsTheEnsemble reads /zookeeper/config, where ZooKeeper
+// clients (Curator's EnsembleTracker, zkCli's config) find the ensemble,
+// through every server of a classic-3 ensemble that has had no
+// configuration change: each shows every server with its client address
+// and version 0, as ZooKeeper shows an ensemble started from a static
+// zoo.cfg, and exists gives that data's length. A standalone server's node
+// is empty, as ZooKeeper's is.
+func TestConfigNodeShowsTheEnsemble(t *testing.T) {
+	c := StartEnsemble(t, Classic3)
+	if _, err := Leader(c, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range c.Servers {
+		cl := zkConnect(t, []string{via.ClientAddr})
+		data, stat, err := cl.Get("/zookeeper/config")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := string(data)
+		for _, s := range c.Servers {
+			key := fmt.Sprintf("server.%d=", s.ID)
+			i := strings.Index(cfg, key)
+			if i < 0 {
+				t.Fatalf("server %d's config lacks server %d:\n%s", via.ID, s.ID, cfg)
+			}
+			line := strings.SplitN(cfg[i+len(key):], "\n", 2)[0]
+			// host:quorumPort:electionPort:participant;client, with the
+			// two ports different, or ZooKeeper's parser refuses the line.
+			server, client, _ := strings.Cut(line, ";")
+			parts := strings.Split(server, ":")
+			if client != s.ClientAddr || len(parts) != 4 || parts[1] == parts[2] || parts[3] != "participant" {
+				t.Fatalf("server %d's config has %q for server %d (client address %s):\n%s", via.ID, line, s.ID, s.ClientAddr, cfg)
+			}
+		}
+		if v, _ := configVersion(t, cl); v != 0 || !strings.HasSuffix(cfg, "version=0\n") {
+			t.Fatalf("server %d's config has version %x, want 0:\n%s", via.ID, v, cfg)
+		}
+		if int(stat.DataLength) != len(data) {
+			t.Fatalf("server %d: getData's stat says %d bytes of %d", via.ID, stat.DataLength, len(data))
+		}
+		if _, stat, err = cl.Exists("/zookeeper/config"); err != nil || int(stat.DataLength) != len(data) {
+			t.Fatalf("server %d: exists says %d bytes of %d (%v)", via.ID, stat.DataLength, len(data), err)
+		}
+	}
+
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartServer(t.TempDir(), port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	cl := zkConnect(t, []string{p.Addr})
+	if data, stat, err := cl.Get("/zookeeper/config"); err != nil || len(data) != 0 || stat.DataLength != 0 {
+		t.Fatalf("a standalone server's config: %q (%d bytes, %v), want it empty", data, stat.DataLength, err)
+	}
+}

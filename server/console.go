@@ -221,7 +221,11 @@ func (s *Server) readZnode(path string) (console.Znode, zkproto.Code) {
 	default:
 		return console.Znode{}, code
 	}
-	if data, _, code := s.tree.GetData(path, nil); code == zkproto.OK {
+	if data, st, code := s.tree.GetData(path, nil); code == zkproto.OK {
+		if path == datatree.ConfigPath {
+			data, st = s.configView(data, st)
+			z.Stat = statOf(st)
+		}
 		z.Data = data
 	} else {
 		z.DataError = code.String()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // This file is the ensemble's membership as the server sees it: the
@@ -76,4 +77,26 @@ func decodeConfContext(ctx []byte) (timeMs int64, membership []byte) {
 		return int64(binary.BigEndian.Uint64(ctx[len(confContextMagic):])), ctx[len(confContextMagic)+8:]
 	}
 	return 0, ctx
+}
+
+// configView is what reads of /zookeeper/config show, given the node's
+// replicated data and Stat. Once a configuration change has committed the
+// node holds the membership and is shown as it is. Until then it is empty
+// in the tree, and the ensemble runs with the membership of its zoo.cfg:
+// reads show that membership with version 0, as a ZooKeeper ensemble
+// started from a static zoo.cfg shows its own, so that clients which find
+// the ensemble there (Curator's EnsembleTracker, zkCli's config) see every
+// server. A standalone server has no membership and its node stays empty,
+// as ZooKeeper's does.
+func (s *Server) configView(data []byte, stat zkproto.Stat) ([]byte, zkproto.Stat) {
+	if stat.DataLength > 0 {
+		return data, stat
+	}
+	m, _, _ := s.membership.get()
+	if len(m.Members) == 0 {
+		return data, stat
+	}
+	data = append(m.Encode(), "version=0\n"...)
+	stat.DataLength = int32(len(data))
+	return data, stat
 }

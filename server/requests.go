@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/internal/watch"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -314,6 +315,9 @@ func (c *conn) read(op zkproto.OpCode, req zkproto.Record) (zkproto.Record, zkpr
 		if code != zkproto.OK {
 			return nil, code
 		}
+		if r.Path == datatree.ConfigPath {
+			data, stat = c.s.configView(data, stat)
+		}
 		if r.Watch {
 			c.addWatch(r.Path, watch.Data)
 		}
@@ -330,6 +334,9 @@ func (c *conn) read(op zkproto.OpCode, req zkproto.Record) (zkproto.Record, zkpr
 		}
 		if code != zkproto.OK {
 			return nil, code
+		}
+		if r.Path == datatree.ConfigPath {
+			_, stat = c.s.configView(nil, stat)
 		}
 		return &zkproto.ExistsResponse{Stat: stat}, zkproto.OK
 	case *zkproto.GetChildrenRequest:

@@ -9,7 +9,7 @@ import "github.com/giraffe-coord/giraffe/zkproto"
 // replica at the same place in the log, so it is part of the replicated
 // state and of snapshots.
 func (t *Tree) SetConfig(data []byte, zxid, now int64) Trigger {
-	trig := t.changeData(configPath, t.nodes[configPath], data, zxid, now)
+	trig := t.changeData(ConfigPath, t.nodes[ConfigPath], data, zxid, now)
 	t.settle(zxid, true)
 	if zxid > t.lastZxid {
 		t.lastZxid = zxid
@@ -18,12 +18,12 @@ func (t *Tree) SetConfig(data []byte, zxid, now int64) Trigger {
 }
 
 // Config returns the data of "/zookeeper/config".
-func (t *Tree) Config() []byte { return t.nodes[configPath].data }
+func (t *Tree) Config() []byte { return t.nodes[ConfigPath].data }
 
 // ConfigNode returns "/zookeeper/config"'s data, Stat and ACL, for the
 // server's reconfig (which needs WRITE there, as in ZooKeeper 3.5+, and
 // answers the new configuration with its Stat).
 func (t *Tree) ConfigNode() ([]byte, zkproto.Stat, []zkproto.ACL) {
-	n := t.nodes[configPath]
+	n := t.nodes[ConfigPath]
 	return n.data, n.stat(), n.acl.list
 }

@@ -5,17 +5,20 @@ import (
 	"strings"
 )
 
-// Paths of the system subtree (Quotas.java, ZooDefs.CONFIG_NODE).
+// Paths of the system subtree (Quotas.java).
 const (
-	rootPath   = "/"
-	procPath   = "/zookeeper"
-	quotaPath  = "/zookeeper/quota"
-	configPath = "/zookeeper/config"
+	rootPath  = "/"
+	procPath  = "/zookeeper"
+	quotaPath = "/zookeeper/quota"
 )
+
+// ConfigPath is where ZooKeeper 3.5+ publishes its ensemble
+// (ZooDefs.CONFIG_NODE).
+const ConfigPath = "/zookeeper/config"
 
 // isSpecialPath is DataTree.isSpecialPath: nodes that can never be deleted.
 func isSpecialPath(p string) bool {
-	return p == rootPath || p == procPath || p == quotaPath || p == configPath
+	return p == rootPath || p == procPath || p == quotaPath || p == ConfigPath
 }
 
 // splitPath splits p at its last '/' into the parent path ("/" for a child

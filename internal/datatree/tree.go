@@ -75,7 +75,7 @@ func New() *Tree {
 	t.insert(quotaPath, proc, "quota", &node{}, zkproto.OpenACLUnsafe)
 	cfg := &node{}
 	cfg.aversion = -1
-	t.insert(configPath, proc, "config", cfg, zkproto.ReadACLUnsafe)
+	t.insert(ConfigPath, proc, "config", cfg, zkproto.ReadACLUnsafe)
 	t.settle(0, true)
 	return t
 }

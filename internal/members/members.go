@@ -124,13 +124,16 @@ func (m Membership) History() string {
 
 // Encode writes the membership in the format of "/zookeeper/config", where
 // ZooKeeper 3.5+ publishes its ensemble: ZooKeeper's server.N lines
-// (host:peer:peer:participant;client), then Giraffe's admin addresses and
-// history, which ZooKeeper clients ignore.
+// (host:peer:0:participant;client), then Giraffe's admin addresses and
+// history, which ZooKeeper clients ignore. Giraffe has no election port;
+// the line names port 0 there because ZooKeeper's parser of the node
+// (QuorumMaj, which Curator's EnsembleTracker runs on it) refuses a line
+// whose election port equals its quorum port.
 func (m Membership) Encode() []byte {
 	var b bytes.Buffer
 	for _, x := range m.Members {
 		host, port, _ := net.SplitHostPort(x.Peer)
-		fmt.Fprintf(&b, "server.%d=%s:%s:%s:participant", x.ID, host, port, port)
+		fmt.Fprintf(&b, "server.%d=%s:%s:0:participant", x.ID, host, port)
 		if x.Client != "" {
 			fmt.Fprintf(&b, ";%s", x.Client)
 		}

@@ -3,6 +3,7 @@ package members
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/giraffe-coord/giraffe/internal/forest"
@@ -37,9 +38,9 @@ func TestEncodeDecode(t *testing.T) {
 		Changes: []forest.Change{joinChange(1), joinChange(2), joinChange(3), leaveChange(3), joinChange(12)},
 	}
 	enc := m.Encode()
-	want := "server.1=127.0.0.1:3001:3001:participant;127.0.0.1:2181\n" +
-		"server.2=10.0.0.2:3002:3002:participant\n" +
-		"server.12=h:3012:3012:participant;h:2192\n" +
+	want := "server.1=127.0.0.1:3001:0:participant;127.0.0.1:2181\n" +
+		"server.2=10.0.0.2:3002:0:participant\n" +
+		"server.12=h:3012:0:participant;h:2192\n" +
 		"giraffe.admin.1=127.0.0.1:7001\n" +
 		"giraffe.admin.12=h:7012\n" +
 		"giraffe.forest=+1 +2 +3 -3 +12\n"
@@ -53,6 +54,11 @@ func TestEncodeDecode(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, m) {
 		t.Errorf("Decode = %+v, want %+v", got, m)
+	}
+	// The election port is ignored, whatever it is.
+	old := strings.ReplaceAll(string(enc), ":0:participant", ":3001:participant")
+	if got, err := Decode([]byte(old)); err != nil || len(got.Members) != 3 || got.Members[0].Peer != "127.0.0.1:3001" {
+		t.Errorf("Decode(%q) = %+v, %v", old, got, err)
 	}
 }
 
