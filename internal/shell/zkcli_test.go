@@ -343,7 +343,7 @@ func TestReconfigEnsemble(t *testing.T) {
 	version := regexp.MustCompile(`\nversion=([0-9a-f]+)\n`).FindStringSubmatch(got)
 	if version == nil || !strings.HasPrefix(got, "Committed new configuration:\n") ||
 		strings.Contains(got, fmt.Sprintf("server.%d=", gone.id)) ||
-		!strings.Contains(got, fmt.Sprintf("\nserver.%d=127.0.0.1:%d:%d:participant;127.0.0.1:%d\n", kept.id, kept.peer, kept.peer, kept.client)) ||
+		!strings.Contains(got, fmt.Sprintf("\nserver.%d=127.0.0.1:%d:0:participant;127.0.0.1:%d\n", kept.id, kept.peer, kept.client)) ||
 		!strings.Contains(got, "\nmZxid = 0x"+version[1]+"\n") {
 		t.Fatalf("reconfig -s -remove %d printed:\n%s", gone.id, got)
 	}
