@@ -236,11 +236,18 @@ func survivesLoss(cfg quorum.Config, lost map[gpaxos.ID]bool) bool {
 
 // configsInUse returns the committed configuration and every one a member
 // uses, or, while down, will restart with: the newest in its log, committed
-// or not.
+// or not; and a change the leader has accepted but not yet appended, which
+// may wait behind a full pipeline while losses that it does not survive
+// happen.
 func (s *Sim) configsInUse() []quorum.Config {
 	out := []quorum.Config{s.committedVoters()}
 	for _, sv := range s.members() {
 		out = append(out, s.serverVoters(sv))
+		if sv.host != nil {
+			if c, ok := sv.host.QueuedVoters(); ok {
+				out = append(out, c)
+			}
+		}
 	}
 	return out
 }

@@ -102,6 +102,8 @@ var regressions = []struct {
 		"liveness: two leader changes settled before the server applied a Delivery; its Resent listed a proposal's first move and then its second, the application renumbered by the first only, and every later request on that server waited behind one that never completed; the host now composes moves not yet delivered", 0, seedChanges, asDrawnWithSessions},
 	{topology{"forest-50-5-10", 50, 5, 10, false}, 870349, true,
 		"two lock holders: a reconnect's move was ordered before the leader's expiry of the session, which the leader had decided before applying the move; the client, told by a lagging server that it held its lock again, held it while the expiry, committed just after, let another client take it; an expiry now carries the zxid its leader had applied and does not count after a later move of its session", 0, seedChanges, asDrawnWithSessions},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 874969, true,
+		"simulator: a removal waited in the leader's queue behind a full pipeline (a partition held the commits back) while two servers of different groups lost their state; the bound on losses saw only appended changes, and the removal, appended later, left no quorum of servers with whole storage to register them again; a change the leader has queued now counts as in use", 0, seedChanges, asDrawnWithSessions},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -344,6 +344,24 @@ func (n *Node) ProposeConfChange(cc ConfChange, context []byte) error {
 // log, committed or not).
 func (n *Node) Voters() quorum.Config { return n.voters }
 
+// QueuedVoters returns the configuration of a change the node, as global
+// leader, has accepted but not yet appended (it waits for room in the
+// pipeline, MaxInflight), and whether there is one. Appended, it becomes
+// Voters; if the node loses the leadership first, it is dropped.
+func (n *Node) QueuedVoters() (quorum.Config, bool) {
+	if n.gl == nil {
+		return quorum.Config{}, false
+	}
+	for _, e := range n.gl.pending {
+		if e.Type == EntryConfChange {
+			if c, _, err := DecodeConfEntry(e.Data); err == nil {
+				return c, true
+			}
+		}
+	}
+	return quorum.Config{}, false
+}
+
 // ConfigAt returns the configuration in effect at z (which the log or the
 // snapshot must still cover): what a snapshot taken at z must record.
 func (n *Node) ConfigAt(z Zxid) quorum.Config {

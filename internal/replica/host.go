@@ -195,6 +195,9 @@ func (h *Host) ProposeConfChange(cc gpaxos.ConfChange, context []byte) error {
 // log, committed or not.
 func (h *Host) Voters() quorum.Config { return h.node.Voters() }
 
+// QueuedVoters: see gpaxos.Node.QueuedVoters.
+func (h *Host) QueuedVoters() (quorum.Config, bool) { return h.node.QueuedVoters() }
+
 // ConfigAt returns the configuration in effect at z.
 func (h *Host) ConfigAt(z gpaxos.Zxid) quorum.Config { return h.node.ConfigAt(z) }
 
