@@ -28,7 +28,8 @@ func waitMetric(t *testing.T, s launcher.Server, series string, ok func(float64)
 // TestEnsembleMetrics scrapes the metrics ports of a classic-3 ensemble:
 // each member exports its role, the leader it follows, its epoch, the
 // election that made it, its links to the others, and the latency of the
-// requests it answered by operation. Cut off, the leader is replaced: the
+// requests it answered by operation, and how far behind real time its
+// applied state is. Cut off, the leader falls behind and is replaced: the
 // others count a second election and follow the new
 // leader in a later epoch, and the new leader times the election.
 func TestEnsembleMetrics(t *testing.T) {
@@ -88,6 +89,8 @@ func TestEnsembleMetrics(t *testing.T) {
 				waitMetric(t, s, fmt.Sprintf(`giraffe_peer_connected{peer="%d"}`, p.ID), func(v float64) bool { return v == 1 })
 			}
 		}
+		// A member in step applies its own touches within moments.
+		waitMetric(t, s, "giraffe_lag_seconds", func(v float64) bool { return v >= 0 && v < 1 })
 	}
 	var others []launcher.Server
 	for _, s := range c.Servers {
@@ -102,6 +105,9 @@ func TestEnsembleMetrics(t *testing.T) {
 	if _, err := c.Fault(leader, "isolate"); err != nil {
 		t.Fatal(err)
 	}
+	// Cut off, the old leader applies none of its touches any more: the
+	// age of its state grows.
+	waitMetric(t, c.Servers[leader-1], "giraffe_lag_seconds", func(v float64) bool { return v > 2 })
 	var next float64
 	for _, s := range others {
 		waitMetric(t, s, "giraffe_epoch", func(v float64) bool { return v > epoch })

@@ -177,6 +177,18 @@ func (s *Server) servingLoop(rp *replicated) {
 	}
 }
 
+// lag is how far behind real time this member's applied state may be: a
+// touch it proposed at t and has applied was ordered after t, so the state
+// after it is at least as new as the ensemble's at t. -1s until one of its
+// touches has been applied.
+func (s *Server) lag() time.Duration {
+	proof, ok := s.guard.Proof()
+	if !ok {
+		return -time.Second
+	}
+	return s.sinceStart() - proof
+}
+
 // proposeTouch proposes a touch of ids and remembers when.
 func (r *replicated) proposeTouch(ids []int64) {
 	g := r.s.guard
