@@ -12,6 +12,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/backup"
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/server"
 )
 
@@ -133,37 +134,82 @@ every znode, parents before children, one line each: the path, its stat
 }
 
 func newSnapshotRestoreCmd() *cobra.Command {
-	var dataDir, dataLogDir string
+	var dataDir, dataLogDir, configFile string
 	cmd := &cobra.Command{
-		Use:   "restore FILE --data-dir D",
-		Short: "Make a snapshot file the state of a new standalone data directory",
-		Long: `restore checks a snapshot file as status does and writes it as the snapshot
-of a new data directory, which must be missing or empty (as must
---data-log-dir, when the log is kept elsewhere). A standalone server started
-on it (giraffe server --data-dir D) serves exactly the snapshot's tree and
-continues the zxids after it. An ensemble is restored through one such
-server: docs/operations.md.`,
-		Example: `  giraffe snapshot restore backup.snap --data-dir /var/lib/giraffe-restored`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "restore FILE --data-dir D | --config zoo.cfg",
+		Short: "Make a snapshot file the state of a new standalone server or ensemble member",
+		Long: `restore checks a snapshot file as status does and writes it as the state
+of a new data directory, which must be missing or empty but for a myid
+file (as must --data-log-dir, when the log is kept elsewhere).
+
+Without server.N lines in --config, the directory becomes a standalone
+server's: started on it (giraffe server --data-dir D), the server serves
+exactly the snapshot's tree and continues the zxids after it.
+
+With them, it becomes that ensemble member's (the server named by serverId
+or the directory's myid): restore every member of the new ensemble from the
+same file with the same server lines, then start them all; they elect a
+leader as a new ensemble does and continue the zxids after the snapshot's.
+The tree's /zookeeper/config, when the backed-up ensemble's membership had
+changed, is replaced by the server lines'. docs/operations.md has the
+procedures.`,
+		Example: `  giraffe snapshot restore backup.snap --data-dir /var/lib/giraffe-restored
+  giraffe snapshot restore backup.snap --config /etc/zookeeper/zoo.cfg   # on each member`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := server.Config{DataDir: dataDir, DataLogDir: dataLogDir}
-			dirs := []string{dataDir}
-			if dataLogDir != "" {
-				dirs = append(dirs, dataLogDir)
+			cfg := server.DefaultConfig()
+			if configFile != "" {
+				if _, err := server.LoadConfigFile(configFile, &cfg); err != nil {
+					return err
+				}
 			}
-			st, err := backup.Restore(args[0], cfg.SnapDir(), dirs)
+			if cmd.Flags().Changed("data-dir") {
+				cfg.DataDir = dataDir
+			}
+			if cmd.Flags().Changed("data-log-dir") {
+				cfg.DataLogDir = dataLogDir
+			}
+			if cfg.DataDir == "" {
+				return fmt.Errorf("no data directory: give --data-dir or a --config that sets dataDir")
+			}
+			dirs := []string{cfg.DataDir}
+			if cfg.DataLogDir != "" {
+				dirs = append(dirs, cfg.DataLogDir)
+			}
+			var st backup.Status
+			var err error
+			rewrote := false
+			if cfg.Replicated() {
+				if err := cfg.Validate(); err != nil {
+					return err
+				}
+				st, err = backup.RestoreWith(args[0], dirs, func(tree *datatree.Tree) error {
+					rewrote, err = server.SeedMember(&cfg, tree)
+					return err
+				})
+			} else {
+				st, err = backup.Restore(args[0], cfg.SnapDir(), dirs)
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "restored %s into %s: zxid %s, %d znodes, digest %s\n",
-				args[0], dataDir, st.Zxid, st.Znodes, st.Digest)
+			out := cmd.OutOrStdout()
+			what := "a standalone server"
+			if cfg.Replicated() {
+				what = fmt.Sprintf("member %d of %d", cfg.ServerID, len(cfg.Ensemble.Members))
+			}
+			fmt.Fprintf(out, "restored %s into %s as %s: zxid %s, %d znodes, digest %s\n",
+				args[0], cfg.DataDir, what, st.Zxid, st.Znodes, st.Digest)
+			if rewrote {
+				fmt.Fprintln(out, "/zookeeper/config now lists this configuration's server lines (the digest differs from the file's)")
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dataDir, "data-dir", "", "the new data directory (dataDir)")
+	f.StringVar(&configFile, "config", "", "the server's configuration (Giraffe's or a ZooKeeper zoo.cfg): its dataDir, dataLogDir and, for an ensemble member, its server.N lines and myid")
+	f.StringVar(&dataDir, "data-dir", "", "the new data directory (dataDir); overrides the config's")
 	f.StringVar(&dataLogDir, "data-log-dir", "", "the new log directory, when not inside the data directory (dataLogDir)")
-	cmd.MarkFlagRequired("data-dir")
 	return cmd
 }
 

@@ -77,11 +77,13 @@ func TestInspectDumpRestore(t *testing.T) {
 	}
 
 	used := t.TempDir()
-	os.WriteFile(filepath.Join(used, "myid"), []byte("1"), 0o600)
+	os.WriteFile(filepath.Join(used, "hardstate"), []byte("1"), 0o600)
 	if _, err := Restore(file, filepath.Join(used, "snap"), []string{used}); err == nil {
 		t.Fatal("Restore wrote into a directory in use")
 	}
-	fresh := filepath.Join(t.TempDir(), "d")
+	// A myid file alone names the member the directory is for.
+	fresh := t.TempDir()
+	os.WriteFile(filepath.Join(fresh, "myid"), []byte("1"), 0o600)
 	if _, err := Restore(file, filepath.Join(fresh, "snap"), []string{fresh}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -79,6 +80,12 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *cluster {
+	return newClusterFrom(t, voters, topo, nil)
+}
+
+// newClusterFrom is newCluster whose replicas' directories prepare fills
+// (when not nil) before they start.
+func newClusterFrom(t *testing.T, voters quorum.Config, topo gpaxos.Topology, prepare func(id gpaxos.ID, dir string)) *cluster {
 	c := &cluster{t: t, nw: &memNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}, cut: map[gpaxos.ID]bool{}},
 		voters: voters, dirs: map[gpaxos.ID]string{}, reps: map[gpaxos.ID]*Replica{}, got: map[gpaxos.ID][]string{},
 		aband: map[gpaxos.ID]int{}, early: map[gpaxos.ID][]string{},
@@ -87,7 +94,10 @@ func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *clust
 	// the map.
 	for _, g := range voters.Groups {
 		for _, id := range g {
-			c.dirs[id] = t.TempDir()
+			c.dirs[id] = filepath.Join(t.TempDir(), "replica")
+			if prepare != nil {
+				prepare(id, c.dirs[id])
+			}
 			c.nw.boxes[id] = make(chan gpaxos.Message, 10000)
 		}
 	}
