@@ -16,6 +16,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/zkproto"
+
 	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
@@ -180,6 +183,64 @@ func TestZKReconfig(t *testing.T) {
 		t.Fatalf("the added server reads %q, %v", data, err)
 	}
 	t.Logf("every replica: %s", waitEqualDigests(t, c, 20*time.Second, gone.ID))
+}
+
+// TestReconfigRefusesAChangeNoLiveQuorumCanCommit: with one follower of a
+// classic-3 ensemble killed, removing the other would leave a
+// configuration whose only other member is down; the leader refuses it
+// with NEWCONFIGNOQUORUM, as ZooKeeper does, instead of appending a change
+// that would stop the ensemble, and keeps serving writes. Once the killed
+// server is back, the same change commits.
+func TestReconfigRefusesAChangeNoLiveQuorumCanCommit(t *testing.T) {
+	c := StartEnsemble(t, Classic3, "reconfigEnabled=true", superDigest)
+	leader, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept, down members.ID
+	var leaderAddr string
+	for _, s := range c.Servers {
+		switch {
+		case s.ID == leader:
+			leaderAddr = s.ClientAddr
+		case kept == members.None:
+			kept = s.ID
+		default:
+			down = s.ID
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := client.Connect(ctx, []string{leaderAddr}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.AddAuth(ctx, "digest", []byte("super:test")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(down); err != nil {
+		t.Fatal(err)
+	}
+	leave := []string{fmt.Sprint(kept)}
+	if _, _, err := cl.IncrementalReconfig(ctx, nil, leave, -1); !errors.Is(err, zkproto.ErrNewConfigNoQuorum) {
+		t.Fatalf("removing server %d while server %d is down: %v, want NEWCONFIGNOQUORUM", kept, down, err)
+	}
+	if _, _, err := cl.Create(ctx, "/still-writable", nil, 0, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatalf("a write after the refused change: %v", err)
+	}
+	waitMembers(t, c, leader, 1, 2, 3)
+
+	if err := c.Restart(down); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitLeader(30 * time.Second); err != nil { // every member serving under one leader
+		t.Fatal(err)
+	}
+	if _, _, err := cl.IncrementalReconfig(ctx, nil, leave, -1); err != nil {
+		t.Fatalf("removing server %d with server %d back: %v", kept, down, err)
+	}
+	waitMembers(t, c, leader, leader, down)
 }
 
 // TestZKReconfigDisabled: without reconfigEnabled, an ensemble answers

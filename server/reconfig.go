@@ -9,6 +9,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
 )
 
 // This file makes the membership changes the admin port asks for, on the
@@ -63,7 +64,75 @@ func (s *Server) leave(ctx context.Context, id members.ID) error {
 	return s.runSteps(ctx, plan.Steps)
 }
 
+// errNoLiveQuorum refuses a change after which the servers in contact
+// with this leader could not form a quorum (ZooKeeper's
+// NEWCONFIGNOQUORUM).
+var errNoLiveQuorum = errors.New("no quorum of the new configuration is in contact with the leader")
+
+// liveWindow is how recently a member's touch must have committed here
+// for the member to count as in contact when a change is planned: the
+// smallest session timeout, and at least ten election timeouts, so that a
+// member briefly slowed down is not taken for one that is gone.
+func (s *Server) liveWindow() time.Duration {
+	lo, _ := s.cfg.sessionBounds()
+	return max(lo, 10*s.cfg.Ensemble.Tick*time.Duration(s.cfg.Ensemble.ElectionTicks))
+}
+
+// checkLiveQuorum refuses steps after any of which the members in contact
+// with this server (their touches committed within liveWindow; this
+// server; a server the step adds, which runs before its change is
+// proposed) could not form a quorum of the configuration. Committed, such
+// a change would stop the ensemble until the missing servers came back,
+// and a member that had lost its disk could then never be registered
+// again: ZooKeeper refuses it too (NEWCONFIGNOQUORUM). A member only
+// slowed down may still be missing right after an election: the check
+// waits up to liveWindow for its touch before refusing.
+func (s *Server) checkLiveQuorum(ctx context.Context, voters quorum.Config, steps []members.Step) error {
+	deadline := time.Now().Add(s.liveWindow())
+	for {
+		err := s.liveQuorumAfter(voters, steps)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(s.cfg.Ensemble.Tick):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Server) liveQuorumAfter(voters quorum.Config, steps []members.Step) error {
+	now, window := time.Now(), s.liveWindow()
+	cur := voters
+	for _, st := range steps {
+		next, err := gpaxos.ApplyConfChange(cur, st.Change)
+		if err != nil {
+			return fmt.Errorf("%w: %v", members.ErrRefused, err)
+		}
+		live := func(id members.ID) bool {
+			return id == s.cfg.ServerID || st.Change.Op == gpaxos.ConfAddServer && id == st.Change.Server ||
+				s.contacts.inContact([]members.ID{id}, now, window) == 1
+		}
+		if !next.IsQuorum(live) {
+			var missing []members.ID
+			for _, g := range next.Groups {
+				for _, id := range g {
+					if !live(id) {
+						missing = append(missing, id)
+					}
+				}
+			}
+			return fmt.Errorf("%w: after %v, servers %v have not been heard from for %v", errNoLiveQuorum, st.Change, missing, window)
+		}
+		cur = next
+	}
+	return nil
+}
+
 // runSteps proposes each step and waits for it to commit before the next.
+// It first refuses steps that no live quorum could commit
+// (checkLiveQuorum).
 func (s *Server) runSteps(ctx context.Context, steps []members.Step) error {
 	if len(steps) == 0 {
 		return nil
@@ -71,6 +140,10 @@ func (s *Server) runSteps(ctx context.Context, steps []members.Step) error {
 	rp, ok := s.pipe.(*replicated)
 	if !ok {
 		return errors.New("not an ensemble member")
+	}
+	_, voters, _ := s.membership.get()
+	if err := s.checkLiveQuorum(ctx, voters, steps); err != nil {
+		return err
 	}
 	timeout := 20 * s.cfg.Ensemble.Tick * time.Duration(s.cfg.Ensemble.ElectionTicks)
 	for _, st := range steps {

@@ -195,6 +195,8 @@ func (s *Server) reconfigure(ctx context.Context, req adminapi.ReconfigRequest) 
 		return adminapi.ReconfigAnswer{Code: int32(zkproto.OK)}, false
 	case errors.Is(err, members.ErrRefused), errors.Is(err, gpaxos.ErrBadConfChange):
 		return refuse(zkproto.ErrBadArguments, "%v", err)
+	case errors.Is(err, errNoLiveQuorum):
+		return refuse(zkproto.ErrNewConfigNoQuorum, "%v", err)
 	case errors.Is(err, gpaxos.ErrConfChangePending):
 		return refuse(zkproto.ErrReconfigInProgress, "%v", err)
 	case errors.Is(err, gpaxos.ErrNotLeader) && !s.stepDone(plan.Steps[0]):
