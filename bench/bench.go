@@ -45,7 +45,35 @@ type Config struct {
 	Progress io.Writer
 	// Root is the znode under which the benchmark works.
 	Root string
+	// Rate, when positive, makes the run open-loop: requests arrive at
+	// Rate per second in all, spread evenly over the sessions, at
+	// exponentially distributed intervals (a Poisson process), whether or
+	// not earlier ones were answered; each latency counts from the
+	// request's scheduled arrival, so a server that falls behind is
+	// charged for the wait (no coordinated omission). Outstanding is then
+	// ignored. Zero keeps Outstanding requests in flight per session
+	// (closed loop). Not for Create.
+	Rate float64
+	// PIDs are server processes whose CPU time (user and system) over the
+	// measured window is reported per operation (Linux).
+	PIDs []int
+	// FsyncDir is where the fsync probe writes before the run (the
+	// servers' disk); empty: the system's temporary directory.
+	FsyncDir string
+	// Client is the client library the load goes through: Giraffe's own
+	// pipelined one (ClientGiraffe, the default) or go-zookeeper
+	// (ClientGoZookeeper), an independent implementation of the protocol.
+	Client string
 }
+
+// Client libraries Config.Client names.
+const (
+	ClientGiraffe     = "giraffe"      // bench's own pipelined sessions
+	ClientGoZookeeper = "go-zookeeper" // github.com/go-zookeeper/zk, one goroutine per request in flight
+)
+
+// fsyncProbeSyncs is how many fdatasyncs the probe before a run times.
+const fsyncProbeSyncs = 32
 
 // Result is what one run measured.
 type Result struct {
@@ -60,6 +88,23 @@ type Result struct {
 	Reconnects    int64     `json:"reconnects"`     // connections lost and opened again (a new session) during the run
 	ThroughputOps float64   `json:"throughput_ops"` // Ops / Seconds
 	Latency       Latencies `json:"latency_ms"`     // of the requests counted in Ops
+	// Client is the client library (Config.Client); Mode is "closed"
+	// (Outstanding in flight per session) or "open" (arrivals at
+	// OfferedOps per second, Config.Rate).
+	Client     string  `json:"client"`
+	Mode       string  `json:"mode"`
+	OfferedOps float64 `json:"offered_ops,omitempty"`
+	// ServerCPU is the CPU the Config.PIDs processes used in the window.
+	ServerCPU *ServerCPU `json:"server_cpu,omitempty"`
+	// Fsync is the disk's fsync time just before the run.
+	Fsync FsyncProbe `json:"fsync_probe"`
+}
+
+// ServerCPU is the CPU time server processes used in a measured window.
+type ServerCPU struct {
+	PIDs    []int   `json:"pids"`
+	Seconds float64 `json:"seconds"`   // user + system, all of them
+	PerOpUs float64 `json:"per_op_us"` // Seconds / Result.Ops, in microseconds
 }
 
 // Latencies are request latency percentiles in milliseconds.
@@ -91,23 +136,57 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("bench: unknown workload %q", cfg.Workload)
 	}
-	sessions, err := dialAll(cfg.Servers, cfg.Sessions, cfg.Outstanding)
+	if cfg.Client == "" {
+		cfg.Client = ClientGiraffe
+	}
+	switch {
+	case cfg.Client != ClientGiraffe && cfg.Client != ClientGoZookeeper:
+		return nil, fmt.Errorf("bench: unknown client %q (%s or %s)", cfg.Client, ClientGiraffe, ClientGoZookeeper)
+	case cfg.Rate < 0:
+		return nil, errors.New("bench: negative rate")
+	case cfg.Rate > 0 && cfg.Workload == Create:
+		return nil, errors.New("bench: the create workload is closed-loop (one create at a time per worker); no rate")
+	case cfg.Client == ClientGoZookeeper && cfg.Workload == Create:
+		return nil, errors.New("bench: the create workload runs on the giraffe client")
+	}
+	if _, err := processCPU(cfg.PIDs); err != nil {
+		return nil, err
+	}
+	probe := probeFsync(cfg.FsyncDir, fsyncProbeSyncs)
+	pending := cfg.Outstanding
+	if cfg.Rate > 0 {
+		pending = openLoopPending
+	}
+	sessions, err := dialAll(cfg.Servers, cfg.Sessions, pending)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll(sessions)
-	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize)}
+	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize), pending: pending}
 	rand.New(rand.NewSource(1)).Read(r.value)
 	if err := r.prepare(sessions[0]); err != nil {
 		return nil, err
 	}
-	return r.run(ctx, sessions)
+	var res *Result
+	if cfg.Client == ClientGoZookeeper {
+		closeAll(sessions)
+		res, err = r.runGoZK(ctx)
+	} else {
+		res, err = r.run(ctx, sessions)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Fsync = probe
+	return res, nil
 }
 
 // runner holds the shared state of one run.
 type runner struct {
 	cfg        Config
 	value      []byte
+	pending    int // requests a session may have unanswered
+	cpu        cpuWindow
 	measuring  atomic.Bool
 	ops        atomic.Int64
 	errs       atomic.Int64
@@ -208,11 +287,15 @@ func createNodes(s *session, paths []string, value []byte) error {
 }
 
 // measureWindow lets the load run for warmup, then sets measuring for
-// duration (or until ctx ends), and returns how long it was set.
-func measureWindow(ctx context.Context, warmup, duration time.Duration, measuring *atomic.Bool) time.Duration {
+// duration (or until ctx ends), and returns how long it was set. mark, if
+// not nil, runs as the window opens and as it closes.
+func measureWindow(ctx context.Context, warmup, duration time.Duration, measuring *atomic.Bool, mark func()) time.Duration {
 	select {
 	case <-time.After(warmup):
 	case <-ctx.Done():
+	}
+	if mark != nil {
+		mark()
 	}
 	measuring.Store(true)
 	start := time.Now()
@@ -221,7 +304,63 @@ func measureWindow(ctx context.Context, warmup, duration time.Duration, measurin
 	case <-ctx.Done():
 	}
 	measuring.Store(false)
-	return time.Since(start)
+	elapsed := time.Since(start)
+	if mark != nil {
+		mark()
+	}
+	return elapsed
+}
+
+// cpuWindow reads the servers' CPU time as the measured window opens and
+// closes (mark).
+type cpuWindow struct {
+	pids       []int
+	start, end time.Duration
+	marks      int
+	err        error
+}
+
+func (w *cpuWindow) mark() {
+	if len(w.pids) == 0 {
+		return
+	}
+	t, err := processCPU(w.pids)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	if w.marks == 0 {
+		w.start = t
+	} else {
+		w.end = t
+	}
+	w.marks++
+}
+
+// result fills what every client's run reports the same way.
+func (r *runner) result(elapsed time.Duration) (*Result, error) {
+	res := &Result{Workload: r.cfg.Workload, Servers: r.cfg.Servers, Sessions: r.cfg.Sessions,
+		Outstanding: r.cfg.Outstanding, ValueSize: r.cfg.ValueSize, Seconds: elapsed.Seconds(),
+		Ops: r.ops.Load(), Errors: r.errs.Load(), Reconnects: r.reconnects.Load(),
+		Client: r.cfg.Client, Mode: "closed"}
+	if r.cfg.Workload == Create {
+		res.Outstanding = 1
+	}
+	if r.cfg.Rate > 0 {
+		res.Mode, res.OfferedOps, res.Outstanding = "open", r.cfg.Rate, 0
+	}
+	res.ThroughputOps = float64(res.Ops) / elapsed.Seconds()
+	res.Latency = LatenciesOf(r.hist)
+	if w := r.cpu; len(w.pids) > 0 {
+		if w.err != nil {
+			return nil, w.err
+		}
+		c := &ServerCPU{PIDs: w.pids, Seconds: (w.end - w.start).Seconds()}
+		if res.Ops > 0 {
+			c.PerOpUs = c.Seconds * 1e6 / float64(res.Ops)
+		}
+		res.ServerCPU = c
+	}
+	return res, nil
 }
 
 func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) {
@@ -236,9 +375,12 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		go func(i int, s *session) {
 			defer wg.Done()
 			var err error
-			if r.cfg.Workload == Create {
+			switch {
+			case r.cfg.Workload == Create:
 				err = r.createWorker(ctx, i, s)
-			} else {
+			case r.cfg.Rate > 0:
+				err = r.openLoop(ctx, i, s)
+			default:
 				err = r.pipelined(ctx, i, s)
 			}
 			if err != nil && ctx.Err() == nil {
@@ -248,7 +390,8 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		}(i, s)
 	}
 	stopProgress := r.progress(ctx)
-	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring)
+	r.cpu.pids = r.cfg.PIDs
+	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring, r.cpu.mark)
 	cancel()
 	r.liveMu.Lock()
 	closeAll(r.live)
@@ -260,15 +403,7 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		return nil, err
 	default:
 	}
-	res := &Result{Workload: r.cfg.Workload, Servers: r.cfg.Servers, Sessions: r.cfg.Sessions,
-		Outstanding: r.cfg.Outstanding, ValueSize: r.cfg.ValueSize, Seconds: elapsed.Seconds(),
-		Ops: r.ops.Load(), Errors: r.errs.Load(), Reconnects: r.reconnects.Load()}
-	if r.cfg.Workload == Create {
-		res.Outstanding = 1
-	}
-	res.ThroughputOps = float64(res.Ops) / elapsed.Seconds()
-	res.Latency = LatenciesOf(r.hist)
-	return res, nil
+	return r.result(elapsed)
 }
 
 // record counts one completed request if the run is measuring.
@@ -363,7 +498,7 @@ func (r *runner) reconnect(ctx context.Context, i, attempt int, cause error) (*s
 	r.reconnects.Add(1)
 	for k := 1; ; k++ {
 		addr := r.cfg.Servers[(i+attempt+k)%len(r.cfg.Servers)]
-		s, err := dial(addr, 30*time.Second, r.cfg.Outstanding)
+		s, err := dial(addr, 30*time.Second, r.pending)
 		if err == nil {
 			r.liveMu.Lock()
 			r.live[i] = s
@@ -387,12 +522,24 @@ func (r *runner) reconnect(ctx context.Context, i, attempt int, cause error) (*s
 
 // sendOne sends the next request of the workload.
 func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Code, []byte, time.Time)) error {
-	path := r.nodePath(i, rng.Intn(r.cfg.Keys))
-	write := r.cfg.Workload == Write || (r.cfg.Workload == Mixed && rng.Intn(2) == 0)
+	return r.sendOneAt(s, i, rng, time.Now(), done)
+}
+
+// sendOneAt sends the next request of the workload, its latency counted
+// from at.
+func (r *runner) sendOneAt(s *session, i int, rng *rand.Rand, at time.Time, done func(zkproto.Code, []byte, time.Time)) error {
+	path, write := r.next(i, rng)
 	if write {
-		return s.send(zkproto.OpSetData, &zkproto.SetDataRequest{Path: path, Data: r.value, Version: -1}, done)
+		return s.sendAt(zkproto.OpSetData, &zkproto.SetDataRequest{Path: path, Data: r.value, Version: -1}, at, done)
 	}
-	return s.send(zkproto.OpGetData, &zkproto.GetDataRequest{Path: path}, done)
+	return s.sendAt(zkproto.OpGetData, &zkproto.GetDataRequest{Path: path}, at, done)
+}
+
+// next draws the node and the kind (write or read) of session i's next
+// request.
+func (r *runner) next(i int, rng *rand.Rand) (path string, write bool) {
+	path = r.nodePath(i, rng.Intn(r.cfg.Keys))
+	return path, r.cfg.Workload == Write || (r.cfg.Workload == Mixed && rng.Intn(2) == 0)
 }
 
 // createWorker is one worker of the ZooKeeper paper's create benchmark: it
@@ -441,7 +588,12 @@ func (r *runner) creates(ctx context.Context, i int, s *session, local *hdrhisto
 			return fmt.Errorf("worker %d: %w", i, err)
 		case <-created:
 		}
+		// The delete leaves at once, as in the paper: held until the next
+		// create, it would ride in that create's write.
 		if err := s.send(zkproto.OpDelete, &zkproto.DeleteRequest{Path: path, Version: -1}, ignore); err != nil {
+			return err
+		}
+		if err := s.flush(); err != nil {
 			return err
 		}
 	}

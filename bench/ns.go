@@ -171,7 +171,7 @@ func RunNS(ctx context.Context, cfg NSConfig) (*NSResult, error) {
 			}
 		}()
 	}
-	elapsed := measureWindow(ctx, cfg.Warmup, cfg.Duration, &measuring)
+	elapsed := measureWindow(ctx, cfg.Warmup, cfg.Duration, &measuring, nil)
 	cancel()
 	closeAll(strong)
 	closeAll(weak)

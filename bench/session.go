@@ -69,6 +69,11 @@ func dial(addr string, timeout time.Duration, outstanding int) (*session, error)
 // send queues one request; done runs in the reader goroutine with the reply.
 // It does not flush; call flush after a burst.
 func (s *session) send(op zkproto.OpCode, body zkproto.Record, done func(zkproto.Code, []byte, time.Time)) error {
+	return s.sendAt(op, body, time.Now(), done)
+}
+
+// sendAt is send with the time the request counts from: done receives it.
+func (s *session) sendAt(op zkproto.OpCode, body zkproto.Record, at time.Time, done func(zkproto.Code, []byte, time.Time)) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.xid++
@@ -76,7 +81,7 @@ func (s *session) send(op zkproto.OpCode, body zkproto.Record, done func(zkproto
 		s.xid = 1
 	}
 	s.buf = zkproto.EncodeRequest(s.buf[:0], zkproto.RequestHeader{Xid: s.xid, Op: op}, body)
-	s.pend <- pending{xid: s.xid, sent: time.Now(), done: done}
+	s.pend <- pending{xid: s.xid, sent: at, done: done}
 	_, err := s.bw.Write(s.buf)
 	return err
 }

@@ -2,6 +2,7 @@ package itest
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,66 @@ func TestBenchCarriesOn(t *testing.T) {
 	t.Logf("%d ops, %d errors, %d reconnects", res.Ops, res.Errors, res.Reconnects)
 	if res.Reconnects < 2 || res.Ops == 0 {
 		t.Fatalf("after killing server %d (2 of 6 sessions on it): %d ops, %d reconnects", victim, res.Ops, res.Reconnects)
+	}
+}
+
+// TestBenchOpenLoopAndServerCPU runs giraffe bench's open loop and its
+// go-zookeeper client against a standalone server: the open loop answers
+// about the offered rate (Poisson arrivals), both clients report the
+// server's CPU per operation from its PID and the fsync probe, and neither
+// sees an error.
+func TestBenchOpenLoopAndServerCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes")
+	}
+	port, err := freeRange(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	p, err := StartServer(dir, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	base := bench.Config{Servers: []string{p.Addr}, Sessions: 2, ValueSize: 64, Warmup: 300 * time.Millisecond,
+		Duration: 2 * time.Second, PIDs: []int{p.Cmd.Process.Pid}, FsyncDir: dir}
+	for _, tc := range []struct {
+		name     string
+		workload string
+		client   string
+		rate     float64
+	}{
+		{"open loop, giraffe client", bench.Write, bench.ClientGiraffe, 400},
+		{"open loop, go-zookeeper", bench.Read, bench.ClientGoZookeeper, 400},
+		{"closed loop, go-zookeeper", bench.Write, bench.ClientGoZookeeper, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base
+			cfg.Workload, cfg.Client, cfg.Rate, cfg.Outstanding = tc.workload, tc.client, tc.rate, 4
+			res, err := bench.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %.0f ops/s, p99 %.2f ms, server CPU %.1f µs/op, fsync p50 %.2f ms",
+				res.Mode, res.ThroughputOps, res.Latency.P99, res.ServerCPU.PerOpUs, res.Fsync.P50Ms)
+			if res.Errors != 0 || res.Ops == 0 || res.Client != tc.client {
+				t.Fatalf("%+v", res)
+			}
+			if tc.rate > 0 {
+				// 800 arrivals expected in 2 s; a Poisson count's standard
+				// deviation is 28.
+				if res.Mode != "open" || res.OfferedOps != tc.rate || res.ThroughputOps < 0.7*tc.rate || res.ThroughputOps > 1.3*tc.rate {
+					t.Fatalf("open loop at %.0f/s: mode %s, %.0f ops/s", tc.rate, res.Mode, res.ThroughputOps)
+				}
+			}
+			if c := res.ServerCPU; c == nil || c.Seconds <= 0 || c.PerOpUs <= 0 || len(c.PIDs) != 1 {
+				t.Fatalf("server CPU: %+v", res.ServerCPU)
+			}
+			if f := res.Fsync; f.Skipped != "" || f.Syncs != 32 || f.P50Ms <= 0 {
+				t.Fatalf("fsync probe: %+v", f)
+			}
+		})
 	}
 }
 

@@ -23,6 +23,7 @@ func newBenchCmd() *cobra.Command {
 		jsonOut  bool
 		quiet    bool
 		workload string
+		pids     []int
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -37,14 +38,29 @@ Workloads:
           workers creates a node synchronously, then deletes it asynchronously;
           the latency reported is that of the creates
 
-Each session keeps --outstanding requests in flight (write, read, mixed).
-The run warms up for --warmup, then measures for --duration.`,
+Each session keeps --outstanding requests in flight (write, read, mixed:
+closed loop). With --rate, requests arrive instead at that many per second
+in all, at exponentially distributed intervals (a Poisson process), answered
+or not, and each latency counts from the request's scheduled arrival, so a
+server that falls behind is charged for the wait (open loop, no coordinated
+omission).
+
+The run probes the fsync time of --fsync-dir first (the servers' disk),
+warms up for --warmup, then measures for --duration. With --pids, it reports
+the CPU time (user + system) those server processes used in the measured
+window per operation: the honest figure when the load generator shares the
+servers' cores. --client go-zookeeper sends the load through
+github.com/go-zookeeper/zk, a client written apart from Giraffe, one
+goroutine per request in flight.`,
 		Example: `  giraffe bench --servers 127.0.0.1:2181 --workload write --sessions 8 --outstanding 64
-  giraffe bench --servers 127.0.0.1:2181 --workload create --sessions 1 --json`,
+  giraffe bench --servers 127.0.0.1:2181 --workload create --sessions 1 --json
+  giraffe bench --servers 127.0.0.1:2181 --workload write --rate 20000 --pids $(pgrep -f 'giraffe server')
+  giraffe bench --servers 127.0.0.1:2181 --client go-zookeeper --pids 4242 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Servers = strings.Split(servers, ",")
 			cfg.Workload = workload
+			cfg.PIDs = pids
 			if !quiet {
 				cfg.Progress = os.Stderr
 			}
@@ -57,12 +73,24 @@ The run warms up for --warmup, then measures for --duration.`,
 			if jsonOut {
 				return json.NewEncoder(os.Stdout).Encode(res)
 			}
-			fmt.Printf("%s on %s: %d sessions x %d outstanding, %d-byte values, %.1fs\n",
-				res.Workload, strings.Join(res.Servers, ","), res.Sessions, res.Outstanding, res.ValueSize, res.Seconds)
+			load := fmt.Sprintf("%d sessions x %d outstanding", res.Sessions, res.Outstanding)
+			if res.Mode == "open" {
+				load = fmt.Sprintf("%d sessions, open loop at %.0f ops/s offered", res.Sessions, res.OfferedOps)
+			}
+			fmt.Printf("%s on %s (%s client): %s, %d-byte values, %.1fs\n",
+				res.Workload, strings.Join(res.Servers, ","), res.Client, load, res.ValueSize, res.Seconds)
 			fmt.Printf("  throughput  %.0f ops/s (%d ops, %d errors, %d reconnects)\n", res.ThroughputOps, res.Ops, res.Errors, res.Reconnects)
 			l := res.Latency
 			fmt.Printf("  latency ms  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
 				l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)
+			if c := res.ServerCPU; c != nil {
+				fmt.Printf("  server CPU  %.1f µs per op (%.2f s over %d processes)\n", c.PerOpUs, c.Seconds, len(c.PIDs))
+			}
+			if p := res.Fsync; p.Skipped != "" {
+				fmt.Printf("  fsync probe skipped: %s\n", p.Skipped)
+			} else {
+				fmt.Printf("  fsync probe %s: p50 %.3f ms  p99 %.3f ms  max %.3f ms (%d syncs of 4 KiB)\n", p.Dir, p.P50Ms, p.P99Ms, p.MaxMs, p.Syncs)
+			}
 			return nil
 		},
 	}
@@ -78,6 +106,10 @@ The run warms up for --warmup, then measures for --duration.`,
 	f.StringVar(&cfg.Root, "root", "/giraffe-bench", "znode under which the benchmark works")
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	f.BoolVar(&quiet, "quiet", false, "no live progress line")
+	f.Float64Var(&cfg.Rate, "rate", 0, "open loop: requests per second in all, Poisson arrivals (0: closed loop, --outstanding per session)")
+	f.IntSliceVar(&pids, "pids", nil, "server process ids whose CPU per operation is reported (comma-separated)")
+	f.StringVar(&cfg.FsyncDir, "fsync-dir", "", "directory on the servers' disk where the fsync probe writes (default: the system's temporary directory)")
+	f.StringVar(&cfg.Client, "client", bench.ClientGiraffe, "client library: giraffe (pipelined) or go-zookeeper")
 	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd(), newBenchNSCmd(), newBenchHCCmd())
 	return cmd
 }

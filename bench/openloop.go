@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// openLoopPending bounds the requests an open-loop session may have
+// unanswered: past it, sending waits, and the wait counts in the latency
+// of the requests that were due meanwhile.
+const openLoopPending = 1 << 15
+
+// openLoop sends session i's share of Config.Rate at exponentially
+// distributed intervals, whatever is answered. When the connection fails
+// it counts the requests in flight as errors, opens a new session and
+// carries on from the schedule.
+func (r *runner) openLoop(ctx context.Context, i int, s *session) error {
+	local := NewHistogram()
+	defer r.mergeHist(local)
+	rng := rand.New(rand.NewSource(int64(i) + 1))
+	a := newArrivals(r.cfg.Rate/float64(r.cfg.Sessions), rng)
+	for attempt := 0; ; attempt++ {
+		err := r.arrive(ctx, i, s, rng, a, local)
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.lose(s, len(s.pend))
+		if s, err = r.reconnect(ctx, i, attempt, err); s == nil {
+			return err
+		}
+	}
+}
+
+// arrive runs the open-loop load on s until ctx ends (nil) or the
+// connection fails (its error). Requests already due leave in one write;
+// the socket is flushed before waiting for the next arrival.
+func (r *runner) arrive(ctx context.Context, i int, s *session, rng *rand.Rand, a *arrivals, local *hdrhistogram.Histogram) error {
+	readErr := s.reader()
+	done := func(code zkproto.Code, _ []byte, due time.Time) { r.record(code, due, local) }
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		due := a.next()
+		if wait := time.Until(due); wait > 0 {
+			if err := s.flush(); err != nil {
+				return err
+			}
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-readErr:
+				return fmt.Errorf("session %d: %w", i, err)
+			case <-timer.C:
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-readErr:
+				return fmt.Errorf("session %d: %w", i, err)
+			default:
+			}
+		}
+		if err := r.sendOneAt(s, i, rng, due, done); err != nil {
+			return err
+		}
+	}
+}
+
+// arrivals is a Poisson process: the times of a session's requests, at
+// exponentially distributed intervals of mean 1/rate.
+type arrivals struct {
+	at   time.Time
+	mean float64 // seconds between arrivals, on average
+	rng  *rand.Rand
+}
+
+func newArrivals(rate float64, rng *rand.Rand) *arrivals {
+	return &arrivals{at: time.Now(), mean: 1 / rate, rng: rng}
+}
+
+// next returns the time of the next arrival.
+func (a *arrivals) next() time.Time {
+	a.at = a.at.Add(time.Duration(a.rng.ExpFloat64() * a.mean * float64(time.Second)))
+	return a.at
+}
