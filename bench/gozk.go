@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"math/rand"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/giraffe-coord/giraffe/internal/gozk"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -34,8 +34,8 @@ func (r *runner) runGoZK(ctx context.Context) (*Result, error) {
 		// Session i starts on server i, as the giraffe client's do.
 		k := i % len(r.cfg.Servers)
 		order := append(append([]string(nil), r.cfg.Servers[k:]...), r.cfg.Servers[:k]...)
-		c, events, err := zk.Connect(order, 30*time.Second, zk.WithLogger(log.New(discard{}, "", 0)),
-			zk.WithHostProvider(&fixedOrder{addrs: order}))
+		c, events, err := zk.Connect(order, 30*time.Second, zk.WithLogger(gozk.Quiet{}),
+			zk.WithHostProvider(&gozk.InOrder{Addrs: order}))
 		if err != nil {
 			return nil, err
 		}
@@ -174,33 +174,3 @@ func (r *runner) countReconnects(events <-chan zk.Event) {
 		}
 	}
 }
-
-// fixedOrder is a go-zookeeper HostProvider that tries its servers in the
-// order given, from the first, where the library's own shuffles them.
-type fixedOrder struct {
-	addrs       []string
-	next, tried int
-}
-
-// Init ignores the library's shuffled list: the order is the one given.
-func (p *fixedOrder) Init([]string) error { return nil }
-
-// Len returns the number of servers.
-func (p *fixedOrder) Len() int { return len(p.addrs) }
-
-// Connected notes a connection: the next failure starts a new round.
-func (p *fixedOrder) Connected() { p.tried = 0 }
-
-// Next returns the next server, and true once every server was tried
-// since the last connection, for the client to pause before going round.
-func (p *fixedOrder) Next() (string, bool) {
-	a := p.addrs[p.next%len(p.addrs)]
-	p.next++
-	p.tried++
-	return a, p.tried > len(p.addrs)
-}
-
-// discard is an io.Writer that drops the library's log.
-type discard struct{}
-
-func (discard) Write(b []byte) (int, error) { return len(b), nil }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/giraffe-coord/giraffe/internal/gozk"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/storage/wal"
 )
@@ -95,18 +96,7 @@ func TestBackupFromEnsembleFollower(t *testing.T) {
 		t.Skip("runs real processes")
 	}
 	c := StartEnsemble(t, Classic3)
-	leader, err := Leader(c, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var addrs []string
-	admin := ""
-	for _, s := range c.Servers {
-		addrs = append(addrs, s.ClientAddr)
-		if s.ID != leader && admin == "" {
-			admin = s.AdminAddr
-		}
-	}
+	addrs, admin := backupTargets(t, c, false)
 	port, err := freeRange(1)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +114,24 @@ func TestBackupFromEnsembleFollower(t *testing.T) {
 			t.Errorf("log dump of member %d: %v\n%.2000s", s.ID, err, out)
 		}
 	}
+}
+
+// backupTargets waits for c's leader and returns every member's client
+// address and the admin address of the leader (fromLeader) or of a member
+// that does not lead.
+func backupTargets(t *testing.T, c *launcher.Cluster, fromLeader bool) (addrs []string, admin string) {
+	t.Helper()
+	leader, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.Servers {
+		addrs = append(addrs, s.ClientAddr)
+		if (s.ID == leader) == fromLeader && admin == "" {
+			admin = s.AdminAddr
+		}
+	}
+	return addrs, admin
 }
 
 // backupAndRestore takes a backup under write load (takeBackup), restores
@@ -253,18 +261,7 @@ func TestBackupRestoresAnEnsemble(t *testing.T) {
 		t.Skip("runs real processes")
 	}
 	c := StartEnsemble(t, Classic3)
-	leader, err := Leader(c, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var addrs []string
-	admin := ""
-	for _, s := range c.Servers {
-		addrs = append(addrs, s.ClientAddr)
-		if s.ID == leader {
-			admin = s.AdminAddr
-		}
-	}
+	addrs, admin := backupTargets(t, c, true)
 	file, before := takeBackup(t, addrs, admin, launcher.TokenFile(c.Spec.Dir))
 	status, err := giraffe("snapshot", "status", "--json", file)
 	var st struct {
@@ -431,8 +428,8 @@ func (w *zkWriters) stop() error {
 // at addrs, moving on to the next when it fails.
 func connectZK(t *testing.T, addrs ...string) *zk.Conn {
 	t.Helper()
-	c, ev, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}),
-		zk.WithHostProvider(&inOrder{addrs: addrs}))
+	c, ev, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(gozk.Quiet{}),
+		zk.WithHostProvider(&gozk.InOrder{Addrs: addrs}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,27 +443,6 @@ func connectZK(t *testing.T, addrs ...string) *zk.Conn {
 		}
 	}
 	return c
-}
-
-// inOrder is a go-zookeeper HostProvider that tries its servers in the
-// order given, from the first, where the client's own shuffles them.
-type inOrder struct {
-	addrs       []string
-	next, tried int
-}
-
-// Init ignores the client's shuffled list: the order is the one given.
-func (p *inOrder) Init([]string) error { return nil }
-func (p *inOrder) Len() int            { return len(p.addrs) }
-func (p *inOrder) Connected()          { p.tried = 0 }
-
-// Next returns the next server, and true once every server was tried
-// since the last connection, for the client to pause before going round.
-func (p *inOrder) Next() (string, bool) {
-	a := p.addrs[p.next%len(p.addrs)]
-	p.next++
-	p.tried++
-	return a, p.tried > len(p.addrs)
 }
 
 // writeTokenFile writes an admin token to a new file of mode 0600.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/giraffe-coord/giraffe/internal/gozk"
 )
 
 // TestCrashKeepsAcknowledgedWrites kills a server under concurrent write
@@ -89,16 +91,10 @@ func runCrash(t *testing.T, root string, args ...string) {
 	t.Logf("%d kills, %d acknowledged writes, all present", iterations, total)
 }
 
-// quiet drops go-zookeeper's log lines about the connections the test
-// breaks on purpose.
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}
-
 // runWriter creates root/w<w>/<seq> one at a time until the connection
 // breaks, recording what was acknowledged.
 func runWriter(addr, root string, w int, acked, issued *int, stop chan struct{}) {
-	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(gozk.Quiet{}))
 	if err != nil {
 		return
 	}
@@ -138,7 +134,7 @@ func runWriter(addr, root string, w int, acked, issued *int, stop chan struct{})
 // acked <= k <= issued.
 func checkState(t *testing.T, addr, root string, writers int, acked, issued []int, it int) {
 	t.Helper()
-	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
+	conn, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false), zk.WithLogger(gozk.Quiet{}))
 	if err != nil {
 		t.Fatal(err)
 	}
