@@ -103,6 +103,10 @@ func TestConfChangeThroughLog(t *testing.T) {
 	}
 	// The new server starts empty, with the configuration that adds it.
 	newCfg, _ := ApplyConfChange(grid(3, 3), add)
+	// Until the leader appends the change, it is queued there only.
+	if q, ok := gl.QueuedVoters(); !ok || ConfigHash(q) != ConfigHash(newCfg) || ConfigHash(gl.Voters()) == ConfigHash(newCfg) {
+		t.Fatalf("queued at the leader: %v, %v; voters %v", q, ok, gl.Voters())
+	}
 	r := rand.New(rand.NewSource(10))
 	n10, err := NewNode(Config{ID: 10, Voters: newCfg, Topology: TreeTopology{Fanout: 3}, HeartbeatTicks: 2, ElectionTicks: 10, Rand: r.Intn})
 	if err != nil {
@@ -113,6 +117,9 @@ func TestConfChangeThroughLog(t *testing.T) {
 	for _, id := range nw.order {
 		if v := nw.nodes[id].Voters(); ConfigHash(v) != ConfigHash(newCfg) {
 			t.Fatalf("server %d uses %v, want %v", id, v, newCfg)
+		}
+		if _, ok := nw.nodes[id].QueuedVoters(); ok {
+			t.Fatalf("server %d still reports a queued change", id)
 		}
 	}
 	for i := 0; i < 5; i++ {
