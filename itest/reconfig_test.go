@@ -222,6 +222,18 @@ func TestReconfigRefusesAChangeNoLiveQuorumCanCommit(t *testing.T) {
 	if err := c.Kill(down); err != nil {
 		t.Fatal(err)
 	}
+	// Once the leader counts only one follower in contact (its last touch
+	// older than minSessionTimeout), the change must be refused.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		out, err := FourLetter(leaderAddr, "mntr")
+		if err == nil && strings.Contains(out, "zk_synced_followers\t1\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader does not count one follower in contact 20s after server %d was killed (%v):\n%s", down, err, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	leave := []string{fmt.Sprint(kept)}
 	if _, _, err := cl.IncrementalReconfig(ctx, nil, leave, -1); !errors.Is(err, zkproto.ErrNewConfigNoQuorum) {
 		t.Fatalf("removing server %d while server %d is down: %v, want NEWCONFIGNOQUORUM", kept, down, err)

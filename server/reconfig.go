@@ -71,11 +71,11 @@ var errNoLiveQuorum = errors.New("no quorum of the new configuration is in conta
 
 // liveWindow is how recently a member's touch must have committed here
 // for the member to count as in contact when a change is planned: the
-// smallest session timeout, and at least ten election timeouts, so that a
-// member briefly slowed down is not taken for one that is gone.
+// smallest session timeout, as for mntr's zk_synced_followers (a member
+// touches at least four times in it while in contact with a quorum).
 func (s *Server) liveWindow() time.Duration {
 	lo, _ := s.cfg.sessionBounds()
-	return max(lo, 10*s.cfg.Ensemble.Tick*time.Duration(s.cfg.Ensemble.ElectionTicks))
+	return lo
 }
 
 // checkLiveQuorum refuses steps after any of which the members in contact
