@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -108,6 +108,10 @@ bench-vs-zookeeper:
 ## bench-interleaved: Giraffe beside ZooKeeper at 1, 3 and 9 servers, interleaved rounds, equal warm-up, server CPU per op, go-zookeeper too (about 15 minutes).
 bench-interleaved:
 	scripts/bench-interleaved.sh "1 3 9" 3 5s
+
+## bench-failover: the longest write gap when the leader is killed, 20 kills at 3 and 9 servers (about 15 minutes).
+bench-failover:
+	scripts/bench-failover.sh "3 9" 20
 
 ## bench-ensemble: Giraffe ensembles (classic, forest 3-3) beside ZooKeeper ensembles of 3, 5, 7, 9 servers.
 bench-ensemble:

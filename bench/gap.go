@@ -48,6 +48,10 @@ type GapResult struct {
 	// w mod len(Servers), so it shows a server that stops applying writes
 	// while the others carry on.
 	WriterMaxGapMs []float64 `json:"writer_max_gap_ms"`
+	// WriterErrors is, per writer, how many of its writes failed from
+	// Disrupt on: a writer on a server that survives the disruption and
+	// keeps its connection has none.
+	WriterErrors []int `json:"writer_errors"`
 }
 
 // RunGap runs a failover measurement with Giraffe's client (which
@@ -73,6 +77,7 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 		okAt   []time.Time
 		byW    = make([][]time.Time, cfg.Writers)
 		errs   int
+		errAt  = make([][]time.Time, cfg.Writers)
 		wg     sync.WaitGroup
 		stopAt = time.Now().Add(cfg.Before + cfg.After)
 	)
@@ -103,6 +108,7 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 					byW[w] = append(byW[w], now)
 				} else {
 					errs++
+					errAt[w] = append(errAt[w], now)
 				}
 				mu.Unlock()
 				if err != nil {
@@ -138,8 +144,15 @@ func RunGap(ctx context.Context, cfg GapConfig) (*GapResult, error) {
 	if res.WritesAfter == 0 {
 		res.MaxGapMs = cfg.After.Seconds() * 1000 // never recovered
 	}
-	for _, ts := range byW {
+	for w, ts := range byW {
 		res.WriterMaxGapMs = append(res.WriterMaxGapMs, maxGapAfter(ts, disruptedAt, stopAt))
+		n := 0
+		for _, t := range errAt[w] {
+			if !t.Before(disruptedAt) {
+				n++
+			}
+		}
+		res.WriterErrors = append(res.WriterErrors, n)
 	}
 	return res, nil
 }

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Failover as clients see it, on this machine: for each size in SIZES (3:
+# Giraffe classic; more: forest 3-3), KILLS times, a fresh ensemble (fsync
+# on) takes synchronous setData from one writer per server (giraffe bench
+# gap: Giraffe's client, which moves to another server keeping its
+# session), the leader is killed with SIGKILL, and the longest time
+# without a successful write is measured from the kill on: of any writer,
+# and of each writer that started on a surviving server, with the writes
+# those writers saw fail (a closed connection fails the write in flight).
+# Prints a Markdown table; the raw results are kept in RESULTS (default: a
+# temporary file).
+# Usage: scripts/bench-failover.sh [SIZES] [KILLS]   (defaults "3 9", 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES="${1:-3 9}"
+KILLS="${2:-20}"
+BIN="$PWD/bin/giraffe"
+OUT="$(mktemp -d)"
+GDIR="$OUT/giraffe"
+go build -o "$BIN" ./cmd/giraffe
+trap '"$BIN" cluster stop --dir "$GDIR" > /dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
+RES="${RESULTS:-$OUT/results.jsonl}"; : > "$RES"
+
+leader() { "$BIN" cluster status --dir "$GDIR" --json | python3 -c \
+  "import json,sys; print([s['id'] for s in json.load(sys.stdin) if s['role']=='leader' and s['alive']][0])"; }
+
+for n in $SIZES; do
+  shape=(--nodes "$n" --trees 3 --children 3)
+  [ "$n" -le 3 ] && shape=(--nodes "$n" --classic)
+  for k in $(seq 1 "$KILLS"); do
+    rm -rf "$GDIR"
+    "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 25180 > /dev/null
+    GS=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(s['client_address'] for s in c['servers']))")
+    L=$(leader)
+    "$BIN" bench gap --servers "$GS" --writers "$n" --kill-cmd "$BIN cluster kill $L --dir $GDIR" --json \
+      | sed "s/^{/{\"nodes\":$n,\"kill\":$k,\"leader\":$L,/" >> "$RES"
+    "$BIN" cluster stop --dir "$GDIR" > /dev/null
+  done
+done
+
+python3 - "$RES" "$KILLS" <<'PY'
+import json, statistics, sys
+path, kills = sys.argv[1:]
+rows = [json.loads(l) for l in open(path) if l.strip()]
+print(f"Leader killed with SIGKILL under one synchronous writer per server, {kills} kills per size, a fresh ensemble each.\n")
+print("| servers | longest gap, any writer (ms): median / max | longest gap of a writer on a surviving server (ms): median / max | writes failed on surviving servers' connections | every kill, any writer (ms) |")
+print("|---|---|---|---|---|")
+for n in sorted({r["nodes"] for r in rows}):
+    rs = [r for r in rows if r["nodes"] == n]
+    anyg = [r["max_gap_ms"] for r in rs]
+    surv, failed = [], 0
+    for r in rs:
+        for w, g in enumerate(r["writer_max_gap_ms"]):
+            if w % n != r["leader"] - 1:
+                surv.append(g)
+                failed += r["writer_errors"][w]
+    print(f"| {n} | {statistics.median(anyg):.0f} / {max(anyg):.0f} | {statistics.median(surv):.0f} / {max(surv):.0f} | {failed} | " + ", ".join(f"{g:.0f}" for g in anyg) + " |")
+PY
