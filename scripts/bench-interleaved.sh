@@ -34,8 +34,8 @@ run() {
 for n in $SIZES; do
   zk_opts=""
   if [ "$n" -ge $((2 * $(nproc))) ]; then zk_opts="-XX:ActiveProcessorCount=1"; fi
+  # run.sh returns once every server serves (and, N > 1, one leads).
   ZK_BASE="$ZKB" ZK_PORT_BASE=24180 ZK_JVM_OPTS="$zk_opts" bash "$PEER/run.sh" "$n" > /dev/null
-  wait_zk
   ZS=$(cat "$ZKB/servers"); ZP=$(cut -d' ' -f2 "$ZKB/pids" | paste -sd,)
   rm -rf "$GDIR"
   case "$n" in
@@ -43,7 +43,7 @@ for n in $SIZES; do
     3) shape=(--nodes 3 --classic) ;;
     *) shape=(--nodes "$n" --trees 3 --children 3) ;;
   esac
-  "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 25180 > /dev/null
+  "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 27180 > /dev/null
   GS=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(s['client_address'] for s in c['servers']))")
   GP=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(str(s['pid']) for s in c['servers']))")
   warm="$((3 * n + 2))s"
