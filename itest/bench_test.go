@@ -2,7 +2,6 @@ package itest
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -59,18 +58,9 @@ func TestBenchOpenLoopAndServerCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real processes")
 	}
-	port, err := freeRange(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "data")
-	p, err := StartServer(dir, port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := StartStandalone(t)
 	base := bench.Config{Servers: []string{p.Addr}, Sessions: 2, ValueSize: 64, Warmup: 300 * time.Millisecond,
-		Duration: 2 * time.Second, PIDs: []int{p.Cmd.Process.Pid}, FsyncDir: dir}
+		Duration: 2 * time.Second, PIDs: []int{p.Cmd.Process.Pid}, FsyncDir: p.DataDir}
 	for _, tc := range []struct {
 		name     string
 		workload string

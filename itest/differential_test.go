@@ -263,15 +263,7 @@ func runScript(t *testing.T, addr string) []outcome {
 // times).
 func TestDifferentialAgainstZooKeeper(t *testing.T) {
 	zkAddr := startZooKeeper(t)
-	port, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := StartServer(t.TempDir(), port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := StartStandalone(t)
 	want := runScript(t, zkAddr)
 	got := runScript(t, p.Addr)
 	script := differentialScript()

@@ -15,15 +15,7 @@ import (
 // campaigned first), then b when a resigns (SIGTERM), then c when b's
 // process is killed and its session expires.
 func TestElectCommand(t *testing.T) {
-	port, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := StartServer(t.TempDir(), port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := StartStandalone(t)
 	bin, _ := Binary()
 	start := func(args ...string) (*exec.Cmd, io.ReadCloser) {
 		c := exec.Command(bin, append([]string{"elect", "--servers", p.Addr, "--session-timeout", "2s"}, args...)...)

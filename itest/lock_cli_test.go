@@ -15,15 +15,7 @@ import (
 // server: the commands they run never overlap, and lock exits with the
 // command's status.
 func TestLockCommand(t *testing.T) {
-	port, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := StartServer(t.TempDir(), port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := StartStandalone(t)
 	bin, _ := Binary()
 	for _, kind := range []string{"tas-sync", "tas-async", "queue-sync", "queue-async", "reactive"} {
 		t.Run(kind, func(t *testing.T) {
@@ -62,7 +54,7 @@ func TestLockCommand(t *testing.T) {
 			}
 		})
 	}
-	err = exec.Command(bin, "lock", "--servers", p.Addr, "/locks/status", "--", "sh", "-c", "exit 7").Run()
+	err := exec.Command(bin, "lock", "--servers", p.Addr, "/locks/status", "--", "sh", "-c", "exit 7").Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
 		t.Fatalf("lock did not exit with the command's status: %v", fmt.Sprint(err))

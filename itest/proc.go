@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -129,6 +130,22 @@ func StartServer(dataDir string, port int, extra ...string) (*Proc, error) {
 	}
 	p.Kill()
 	return nil, fmt.Errorf("server did not answer srvr within 20s:\n%s", p.Log.String())
+}
+
+// StartStandalone starts a standalone server on a free port with a new
+// data directory and extra flags, and stops it when the test ends.
+func StartStandalone(t testing.TB, extra ...string) *Proc {
+	t.Helper()
+	port, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartServer(t.TempDir(), port, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

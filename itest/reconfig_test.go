@@ -383,15 +383,7 @@ func TestConfigNodeShowsTheEnsemble(t *testing.T) {
 		}
 	}
 
-	port, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := StartServer(t.TempDir(), port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := StartStandalone(t)
 	cl := zkConnect(t, []string{p.Addr})
 	if data, stat, err := cl.Get("/zookeeper/config"); err != nil || len(data) != 0 || stat.DataLength != 0 {
 		t.Fatalf("a standalone server's config: %q (%d bytes, %v), want it empty", data, stat.DataLength, err)

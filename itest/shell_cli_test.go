@@ -16,15 +16,7 @@ import (
 // server that does not answer makes the shell give up after --timeout
 // with status 1, having printed each failed attempt.
 func TestShellOneShot(t *testing.T) {
-	port, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := StartServer(t.TempDir(), port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	p := StartStandalone(t)
 	bin, err := Binary()
 	if err != nil {
 		t.Fatal(err)
