@@ -157,12 +157,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Rate > 0 {
 		pending = openLoopPending
 	}
-	sessions, err := dialAll(cfg.Servers, cfg.Sessions, pending)
+	// go-zookeeper opens its own sessions; one of bench's prepares the nodes.
+	n := cfg.Sessions
+	if cfg.Client == ClientGoZookeeper {
+		n = 1
+	}
+	sessions, err := dialAll(cfg.Servers, n, pending)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll(sessions)
-	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize), pending: pending}
+	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize), pending: pending, cpu: cpuWindow{pids: cfg.PIDs}}
 	rand.New(rand.NewSource(1)).Read(r.value)
 	if err := r.prepare(sessions[0]); err != nil {
 		return nil, err
@@ -390,7 +395,6 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		}(i, s)
 	}
 	stopProgress := r.progress(ctx)
-	r.cpu.pids = r.cfg.PIDs
 	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring, r.cpu.mark)
 	cancel()
 	r.liveMu.Lock()

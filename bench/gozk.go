@@ -91,7 +91,6 @@ func (r *runner) runGoZK(ctx context.Context) (*Result, error) {
 		}()
 	}
 	stopProgress := r.progress(ctx)
-	r.cpu.pids = r.cfg.PIDs
 	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring, r.cpu.mark)
 	cancel()
 	wg.Wait()
@@ -107,18 +106,9 @@ func (r *runner) goZKArrivals(ctx context.Context, i int, c *zk.Conn, rec func(e
 	a := newArrivals(r.cfg.Rate/float64(r.cfg.Sessions), rng)
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for {
-		due := a.next()
-		if wait := time.Until(due); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
-		} else if ctx.Err() != nil {
+		due, err := a.await(ctx, nil, nil)
+		if err != nil {
 			return
 		}
 		path, write := r.next(i, rng)

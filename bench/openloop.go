@@ -43,30 +43,13 @@ func (r *runner) openLoop(ctx context.Context, i int, s *session) error {
 func (r *runner) arrive(ctx context.Context, i int, s *session, rng *rand.Rand, a *arrivals, local *hdrhistogram.Histogram) error {
 	readErr := s.reader()
 	done := func(code zkproto.Code, _ []byte, due time.Time) { r.record(code, due, local) }
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for {
-		due := a.next()
-		if wait := time.Until(due); wait > 0 {
-			if err := s.flush(); err != nil {
-				return err
-			}
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
-				return nil
-			case err := <-readErr:
-				return fmt.Errorf("session %d: %w", i, err)
-			case <-timer.C:
-			}
-		} else {
-			select {
-			case <-ctx.Done():
-				return nil
-			case err := <-readErr:
-				return fmt.Errorf("session %d: %w", i, err)
-			default:
-			}
+		due, err := a.await(ctx, readErr, s.flush)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			return fmt.Errorf("session %d: %w", i, err)
 		}
 		if err := r.sendOneAt(s, i, rng, due, done); err != nil {
 			return err
@@ -77,17 +60,54 @@ func (r *runner) arrive(ctx context.Context, i int, s *session, rng *rand.Rand, 
 // arrivals is a Poisson process: the times of a session's requests, at
 // exponentially distributed intervals of mean 1/rate.
 type arrivals struct {
-	at   time.Time
-	mean float64 // seconds between arrivals, on average
-	rng  *rand.Rand
+	at    time.Time
+	mean  float64 // seconds between arrivals, on average
+	rng   *rand.Rand
+	timer *time.Timer
 }
 
 func newArrivals(rate float64, rng *rand.Rand) *arrivals {
-	return &arrivals{at: time.Now(), mean: 1 / rate, rng: rng}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &arrivals{at: time.Now(), mean: 1 / rate, rng: rng, timer: t}
 }
 
 // next returns the time of the next arrival.
 func (a *arrivals) next() time.Time {
 	a.at = a.at.Add(time.Duration(a.rng.ExpFloat64() * a.mean * float64(time.Second)))
 	return a.at
+}
+
+// await returns the time of the next arrival once it has come. When there
+// is time to wait, idle (if not nil) runs first. It returns early with
+// ctx's error when ctx ends, or with an error from fail (nil: none) or
+// from idle.
+func (a *arrivals) await(ctx context.Context, fail <-chan error, idle func() error) (time.Time, error) {
+	due := a.next()
+	wait := time.Until(due)
+	if wait <= 0 {
+		select {
+		case <-ctx.Done():
+			return due, ctx.Err()
+		case err := <-fail:
+			return due, err
+		default:
+			return due, nil
+		}
+	}
+	if idle != nil {
+		if err := idle(); err != nil {
+			return due, err
+		}
+	}
+	a.timer.Reset(wait)
+	defer a.timer.Stop()
+	select {
+	case <-ctx.Done():
+		return due, ctx.Err()
+	case err := <-fail:
+		return due, err
+	case <-a.timer.C:
+		return due, nil
+	}
 }
