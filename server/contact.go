@@ -31,13 +31,29 @@ func (c *contacts) touched(id members.ID, now time.Time) {
 // inContact counts the servers among ids whose touch committed within
 // window before now.
 func (c *contacts) inContact(ids []members.ID, now time.Time, window time.Duration) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	n := 0
 	for _, id := range ids {
-		if t, ok := c.last[id]; ok && now.Sub(t) < window {
+		if c.heard(id, now, window) {
 			n++
 		}
 	}
 	return n
+}
+
+// heard reports whether a touch from id committed within window before
+// now.
+func (c *contacts) heard(id members.ID, now time.Time, window time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.last[id]
+	return ok && now.Sub(t) < window
+}
+
+// contactWindow is how recently a member's touch must have committed
+// here for it to count as in contact (mntr's synced_followers, the live
+// quorum of a membership change): the smallest session timeout, in which
+// a member in contact with a quorum touches at least four times.
+func (s *Server) contactWindow() time.Duration {
+	lo, _ := s.cfg.sessionBounds()
+	return lo
 }

@@ -65,8 +65,7 @@ func (s *Server) monitorValues() []monitorValue {
 				others = append(others, x.ID)
 			}
 		}
-		lo, _ := s.cfg.sessionBounds()
-		synced := s.contacts.inContact(others, time.Now(), lo)
+		synced := s.contacts.inContact(others, time.Now(), s.contactWindow())
 		vs = append(vs, monitorValue{"followers", i(len(others))}, monitorValue{"learners", i(len(others))},
 			monitorValue{"synced_followers", i(synced)}, monitorValue{"pending_syncs", i(rp.pendingSyncs())})
 	}

@@ -69,26 +69,17 @@ func (s *Server) leave(ctx context.Context, id members.ID) error {
 // NEWCONFIGNOQUORUM).
 var errNoLiveQuorum = errors.New("no quorum of the new configuration is in contact with the leader")
 
-// liveWindow is how recently a member's touch must have committed here
-// for the member to count as in contact when a change is planned: the
-// smallest session timeout, as for mntr's zk_synced_followers (a member
-// touches at least four times in it while in contact with a quorum).
-func (s *Server) liveWindow() time.Duration {
-	lo, _ := s.cfg.sessionBounds()
-	return lo
-}
-
 // checkLiveQuorum refuses steps after any of which the members in contact
-// with this server (their touches committed within liveWindow; this
+// with this server (their touches committed within contactWindow; this
 // server; a server the step adds, which runs before its change is
 // proposed) could not form a quorum of the configuration. Committed, such
 // a change would stop the ensemble until the missing servers came back,
 // and a member that had lost its disk could then never be registered
 // again: ZooKeeper refuses it too (NEWCONFIGNOQUORUM). A member only
 // slowed down may still be missing right after an election: the check
-// waits up to liveWindow for its touch before refusing.
+// waits up to contactWindow for its touch before refusing.
 func (s *Server) checkLiveQuorum(ctx context.Context, voters quorum.Config, steps []members.Step) error {
-	deadline := time.Now().Add(s.liveWindow())
+	deadline := time.Now().Add(s.contactWindow())
 	for {
 		err := s.liveQuorumAfter(voters, steps)
 		if err == nil || time.Now().After(deadline) {
@@ -103,7 +94,7 @@ func (s *Server) checkLiveQuorum(ctx context.Context, voters quorum.Config, step
 }
 
 func (s *Server) liveQuorumAfter(voters quorum.Config, steps []members.Step) error {
-	now, window := time.Now(), s.liveWindow()
+	now, window := time.Now(), s.contactWindow()
 	cur := voters
 	for _, st := range steps {
 		next, err := gpaxos.ApplyConfChange(cur, st.Change)
@@ -112,7 +103,7 @@ func (s *Server) liveQuorumAfter(voters quorum.Config, steps []members.Step) err
 		}
 		live := func(id members.ID) bool {
 			return id == s.cfg.ServerID || st.Change.Op == gpaxos.ConfAddServer && id == st.Change.Server ||
-				s.contacts.inContact([]members.ID{id}, now, window) == 1
+				s.contacts.heard(id, now, window)
 		}
 		if !next.IsQuorum(live) {
 			var missing []members.ID
