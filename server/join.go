@@ -183,11 +183,7 @@ func (s *Server) awaitReconfig(rec adminapi.JoinRecord) {
 			self = m.Member
 		}
 	}
-	host, port, _ := net.SplitHostPort(self.Peer)
-	spec := fmt.Sprintf("server.%d=%s:%s:%s:participant;%s", self.ID, host, port, port, self.Client)
-	if self.Admin != "" {
-		spec += fmt.Sprintf(",giraffe.admin.%d=%s", self.ID, self.Admin)
-	}
+	spec := self.JoiningSpec()
 	s.log.Info("waiting for a reconfig that adds this server", "id", rec.ID, "reconfig", "reconfig -add "+spec)
 	s.wg.Add(1)
 	go func() {

@@ -628,8 +628,7 @@ func (c *Cluster) StartLearner(timeout time.Duration) (*Server, error) {
 // ReconfigSpec is the joining server string of ZooKeeper's reconfig -add
 // for s, with Giraffe's giraffe.admin.N naming its admin port.
 func (s Server) ReconfigSpec() string {
-	host, port, _ := net.SplitHostPort(s.PeerAddr)
-	return fmt.Sprintf("server.%d=%s:%s:%s:participant;%s,giraffe.admin.%d=%s", s.ID, host, port, port, s.ClientAddr, s.ID, s.AdminAddr)
+	return members.Member{ID: s.ID, Peer: s.PeerAddr, Client: s.ClientAddr, Admin: s.AdminAddr}.JoiningSpec()
 }
 
 // Leave asks the ensemble to remove server id (giraffe leave), then stops

@@ -26,6 +26,20 @@ type ZKChange struct {
 // refused rather than applied in parts.
 var ErrOneServer = errors.New("reconfig: Giraffe changes one server per request")
 
+// JoiningSpec is x's joining server string for ZooKeeper's reconfig -add,
+// as ParseZKServer reads it: server.N=host:peer:peer:participant;client,
+// the peer port given for the election port too (ZooKeeper requires one
+// and Giraffe ignores it), then ,giraffe.admin.N=address when x has an
+// admin address.
+func (x Member) JoiningSpec() string {
+	host, port, _ := net.SplitHostPort(x.Peer)
+	spec := fmt.Sprintf("server.%d=%s:%s:%s:participant;%s", x.ID, host, port, port, x.Client)
+	if x.Admin != "" {
+		spec += fmt.Sprintf(",giraffe.admin.%d=%s", x.ID, x.Admin)
+	}
+	return spec
+}
+
 // ParseZKServer parses one server string of ZooKeeper's dynamic
 // configuration, as reconfig's joiningServers and newMembers carry it:
 //

@@ -74,3 +74,18 @@ func TestParseZKReconfig(t *testing.T) {
 		t.Errorf("a moved server: %v, want ErrOneServer", err)
 	}
 }
+
+// TestJoiningSpecParses: the reconfig -add string a joiner prints is one
+// ParseZKServer reads back as the same member.
+func TestJoiningSpecParses(t *testing.T) {
+	x := Member{ID: 4, Peer: "127.0.0.1:2888", Client: "127.0.0.1:2181", Admin: "127.0.0.1:7001"}
+	spec := x.JoiningSpec()
+	if want := "server.4=127.0.0.1:2888:2888:participant;127.0.0.1:2181,giraffe.admin.4=127.0.0.1:7001"; spec != want {
+		t.Fatalf("JoiningSpec = %q, want %q", spec, want)
+	}
+	server, _, _ := strings.Cut(spec, ",")
+	got, err := ParseZKServer(server)
+	if err != nil || got.ID != x.ID || got.Peer != x.Peer || got.Client != x.Client {
+		t.Fatalf("ParseZKServer(%q) = %+v, %v", server, got, err)
+	}
+}
