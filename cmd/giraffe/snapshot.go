@@ -183,9 +183,9 @@ procedures.`,
 				if err := cfg.Validate(); err != nil {
 					return err
 				}
-				st, err = backup.RestoreWith(args[0], dirs, func(tree *datatree.Tree) error {
-					rewrote, err = server.SeedMember(&cfg, tree)
-					return err
+				st, err = backup.RestoreWith(args[0], dirs, func(tree *datatree.Tree) (seedErr error) {
+					rewrote, seedErr = server.SeedMember(&cfg, tree)
+					return seedErr
 				})
 			} else {
 				st, err = backup.Restore(args[0], cfg.SnapDir(), dirs)
