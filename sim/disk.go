@@ -93,7 +93,10 @@ func (d *disk) truncateAfter(z gpaxos.Zxid) {
 // the data directory wiped (an operator swapped the disk), the hard state
 // file lost with the log kept, the last records of the log damaged (a disk
 // that acknowledged an fsync it did not make), the newest snapshot corrupt
-// (the restart falls back to an older one).
+// (the restart falls back to an older one). A record damaged before other
+// records (a flipped bit at rest) needs no kind of its own: production
+// storage sets the whole state aside for it as for a damaged tail, and
+// the restart after "tail" starts from nothing as that one does.
 var allDiskFaults = []string{"wipe", "hardstate", "tail", "snapshot"}
 
 // maxDamagedRecords bounds the log records a "tail" fault damages.

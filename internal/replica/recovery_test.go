@@ -93,6 +93,16 @@ func TestStorageRecognizesLostState(t *testing.T) {
 			os.Remove(filepath.Join(dir, "clean"))
 			flipLast(dir)
 		}, true, true},
+		{"bit flip in a record before others", false, func(t *testing.T, dir string) {
+			// The first record's payload (segment header 32 bytes, record
+			// header 20, entry type 1): the records after it stay valid,
+			// so this is not a torn tail but damage to what may have been
+			// acknowledged.
+			p := newestSegment(dir)
+			b, _ := os.ReadFile(p)
+			b[32+20+2] ^= 0x20
+			os.WriteFile(p, b, 0o644)
+		}, true, true},
 		{"short record after a clean stop", false, func(t *testing.T, dir string) {
 			p := newestSegment(dir)
 			b, _ := os.ReadFile(p)

@@ -128,7 +128,10 @@ func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Con
 	if err != nil {
 		return nil, rec, err
 	}
-	cut := s.log.Cut()
+	var cut wal.TailCut
+	if s.log != nil {
+		cut = s.log.Cut()
+	}
 	switch {
 	case lost != "":
 	case !hsFound && (found || len(rec.entries) > 0 || rec.snap != nil):
@@ -203,6 +206,14 @@ func (s *storage) load(voters quorum.Config) (rec recovered, hsFound bool, err e
 		return rec, false, fmt.Errorf("loading snapshot: %w", err)
 	}
 	lg, err := wal.Open(s.logDir(), wal.Options{Logger: s.logger, NoSync: s.noSync})
+	var corrupt *wal.CorruptError
+	if errors.As(err, &corrupt) {
+		// A record damaged anywhere but in a torn tail may have been
+		// acknowledged to the leader: the log no longer holds what this
+		// server promised, which only the ensemble can give back.
+		rec.snap = nil
+		return rec, hsFound, &damagedError{fmt.Sprintf("the log is corrupt (%v)", corrupt)}
+	}
 	if err != nil {
 		return rec, false, fmt.Errorf("opening log: %w", err)
 	}
@@ -230,6 +241,10 @@ func (s *storage) load(voters quorum.Config) (rec recovered, hsFound bool, err e
 		rec.entries = nil
 		return rec, hsFound, &damagedError{fmt.Sprintf("no readable snapshot reaches the start of the log (%v)", err)}
 	}
+	if errors.As(err, &corrupt) {
+		rec.entries, rec.snap = nil, nil
+		return rec, hsFound, &damagedError{fmt.Sprintf("the log is corrupt (%v)", corrupt)}
+	}
 	if err != nil {
 		lg.Close()
 		return rec, false, fmt.Errorf("replaying log: %w", err)
@@ -240,8 +255,11 @@ func (s *storage) load(voters quorum.Config) (rec recovered, hsFound bool, err e
 // setAside moves the log, the snapshots and the hard state into a lost-*
 // directory, which nothing reads again, and logs why.
 func (s *storage) setAside(why string) error {
-	if err := s.log.Close(); err != nil {
-		return err
+	if s.log != nil {
+		if err := s.log.Close(); err != nil {
+			return err
+		}
+		s.log = nil
 	}
 	aside := filepath.Join(s.dir, "lost-"+time.Now().UTC().Format("20060102T150405.000000000"))
 	if err := os.Mkdir(aside, 0o755); err != nil {
