@@ -2,6 +2,7 @@ package itest
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,6 +51,33 @@ func TestDiskFaultsLoseNoAcknowledgedWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 			b[len(b)-3] ^= 0x04 // inside the payload of the last record
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"record before others damaged", func(t *testing.T, replica string) {
+			// The oldest segment's first record, which valid records follow:
+			// damage at rest to what may have been acknowledged, not a
+			// torn tail.
+			segs, _ := filepath.Glob(filepath.Join(replica, "log", "log.*"))
+			sort.Strings(segs)
+			if len(segs) == 0 {
+				t.Fatal("no log segment")
+			}
+			p := segs[0]
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const segHeader, recHeader = 32, 20
+			if len(b) < segHeader+recHeader {
+				t.Fatal("no record in the oldest segment")
+			}
+			n := int(binary.LittleEndian.Uint32(b[segHeader+4:]))
+			if len(b) <= segHeader+recHeader+n+recHeader {
+				t.Fatal("no record after the oldest segment's first")
+			}
+			b[segHeader+recHeader+n/2] ^= 0x10
 			if err := os.WriteFile(p, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
