@@ -10,10 +10,16 @@ import (
 // e.Zxid whatever the outcome. The tree retains e.Op.Data (and the slices
 // inside a multi's ops): the caller must not modify them afterwards.
 //
+// An entry the gate (SetGate) holds back changes nothing and fails with
+// DATAINCONSISTENCY.
+//
 // Every op except createSession, deleteContainer, namespaces and noop must
 // come from a session in the table, or it fails with SESSIONEXPIRED.
 func (t *Tree) Apply(e *txn.Entry) (txn.Result, []Trigger) {
 	t.lastZxid = e.Zxid
+	if t.gate != nil && !t.gate(e) {
+		return fail(zkproto.ErrDataInconsistency), nil
+	}
 	res, trig := t.apply(e)
 	// Only a failed multi can have changed nodes and changed them back.
 	t.settle(e.Zxid, e.Op.Kind != txn.KindMulti || res.Err == zkproto.OK)
@@ -87,3 +93,9 @@ func (t *Tree) multi(e *txn.Entry) (txn.Result, []Trigger) {
 	res.Err = res.Multi[failed].Err
 	return res, nil
 }
+
+// SetGate makes Apply consult gate before each entry: an entry it refuses
+// changes nothing (LastZxid still advances). A server gives it the rule
+// of its quarantined namespaces, whose state stays as it was when their
+// data was found damaged. A clone does not inherit the gate.
+func (t *Tree) SetGate(gate func(*txn.Entry) bool) { t.gate = gate }

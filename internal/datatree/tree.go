@@ -58,6 +58,9 @@ type Tree struct {
 	// whether changes are being recorded in it.
 	undo    []undoRecord
 	logging bool
+
+	// gate, when set, decides which entries Apply applies (SetGate).
+	gate func(*txn.Entry) bool
 }
 
 // New returns the tree of a fresh ZooKeeper 3.9 server: "/" with the system
