@@ -16,6 +16,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -237,4 +238,34 @@ func (t Table) String() string {
 		parts[i] = n.Name + "=" + n.Level.String()
 	}
 	return strings.Join(parts, ",")
+}
+
+// Bit is the namespace's bit in a mask of namespaces (log records carry
+// one, naming the namespaces they change): bit 0 for the default
+// namespace, and for a declared one a bit from 1 to 63 drawn from a hash
+// of its name, so that a record's mask means the same whatever else the
+// table declares when it is read. Two names may share a bit; a mask then
+// names both, which errs on the side of the namespaces a damaged record
+// might have changed.
+func Bit(n Namespace) uint64 {
+	if n.Name == "" {
+		return 1
+	}
+	h := fnv.New64a()
+	h.Write([]byte(n.Name))
+	return 1 << (1 + h.Sum64()%MaxNamespaces)
+}
+
+// AllBits is the mask of a record that may change any namespace.
+const AllBits = ^uint64(0)
+
+// InMask returns the declared namespaces whose bit mask holds, and whether
+// it holds the default namespace's.
+func (t Table) InMask(mask uint64) (ns []Namespace, withDefault bool) {
+	for _, n := range t.ns {
+		if mask&Bit(n) != 0 {
+			ns = append(ns, n)
+		}
+	}
+	return ns, mask&Bit(Default) != 0
 }

@@ -1,6 +1,7 @@
 package nsmap
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -165,5 +166,48 @@ func TestHash(t *testing.T) {
 	weakOne.Declare("1", Weak)
 	if tab.Hash() == 0 || tab.Hash() == weakOne.Hash() {
 		t.Fatalf("hashes: %x %x", tab.Hash(), weakOne.Hash())
+	}
+}
+
+// TestBitsNameNamespacesInMasks checks that a mask built from namespaces'
+// bits names them again, the default namespace apart, whatever else the
+// table declares.
+func TestBitsNameNamespacesInMasks(t *testing.T) {
+	var small, big Table
+	for _, n := range []string{"1", "2"} {
+		if err := small.Declare(n, Strong); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range MaxNamespaces {
+		if err := big.Declare(fmt.Sprint(i), Weak); err != nil {
+			t.Fatal(err)
+		}
+	}
+	two, _ := small.Lookup("2")
+	if Bit(Default) != 1 {
+		t.Fatalf("default bit %#x", Bit(Default))
+	}
+	if b := Bit(two); b <= 1 || b&(b-1) != 0 {
+		t.Fatalf("bit of /2 is %#x, want one bit above bit 0", b)
+	}
+	ns, def := small.InMask(Bit(two))
+	if def || len(ns) != 1 || ns[0].Name != "2" {
+		t.Fatalf("InMask(bit of /2) = %v, %v", ns, def)
+	}
+	// The bit depends on the name alone.
+	ns, _ = big.InMask(Bit(Namespace{Name: "2"}))
+	found := false
+	for _, n := range ns {
+		found = found || n.Name == "2"
+	}
+	if !found {
+		t.Fatalf("/2's bit does not name /2 in a larger table: %v", ns)
+	}
+	if ns, def := small.InMask(AllBits); !def || len(ns) != 2 {
+		t.Fatalf("InMask(AllBits) = %v, %v", ns, def)
+	}
+	if ns, def := small.InMask(0); def || len(ns) != 0 {
+		t.Fatalf("InMask(0) = %v, %v", ns, def)
 	}
 }
