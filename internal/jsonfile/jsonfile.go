@@ -1,12 +1,13 @@
 // Package jsonfile keeps a small record as an indented JSON file that
-// readers see either whole or not at all: the launchers' layouts and a
-// joining server's record.
+// readers see either whole or not at all: the launchers' layouts, a
+// joining server's record and a server's quarantined namespaces.
 package jsonfile
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // Write replaces path's content with v as indented JSON. It writes a
@@ -36,4 +37,39 @@ func Read(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteSynced is Write for a record that must survive a power failure once
+// it returns: the temporary file is fsynced before the rename, and the
+// directory after it.
+func WriteSynced(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -29,3 +29,17 @@ func TestWriteThenRead(t *testing.T) {
 		t.Fatal("a broken record was read")
 	}
 }
+
+func TestWriteSyncedThenRead(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rec")
+	if err := WriteSynced(p, map[string]int{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]int
+	if err := Read(p, &got); err != nil || got["a"] != 1 {
+		t.Fatalf("read %v, %v", got, err)
+	}
+	if _, err := os.Stat(p + ".tmp"); !os.IsNotExist(err) {
+		t.Fatalf("temporary file left: %v", err)
+	}
+}
