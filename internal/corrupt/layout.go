@@ -37,7 +37,7 @@ func member(replicaDir string) layout {
 func detect(dir string) (layout, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return layout{}, err
+		return layout{}, fmt.Errorf("no data directory: %w", err)
 	}
 	if !st.IsDir() {
 		return layout{}, fmt.Errorf("%s is not a directory", dir)
