@@ -33,5 +33,6 @@ nodes, watches, ACLs, multi) that any ZooKeeper client can use unchanged.`,
 	root.AddCommand(newNSCmd())
 	root.AddCommand(newSnapshotCmd())
 	root.AddCommand(newLogCmd())
+	root.AddCommand(newDebugCmd())
 	cli.Run(root)
 }

@@ -152,6 +152,8 @@ type snapReader struct {
 	r   *bufio.Reader
 	crc hash.Hash32
 	buf []byte
+	// off counts the bytes read: where the next frame starts.
+	off int64
 }
 
 // next returns a decoder over the next frame's payload (valid until the
@@ -162,6 +164,7 @@ func (sr *snapReader) next(what string) (*zkproto.Decoder, error) {
 		return nil, sr.readErr(what, err)
 	}
 	_, _ = sr.crc.Write(l[:])
+	sr.off += int64(len(l))
 	n := binary.BigEndian.Uint32(l[:])
 	if n > maxFrame {
 		return nil, fmt.Errorf("%w: %s frame of %d bytes", ErrBadSnapshot, what, n)
@@ -178,6 +181,7 @@ func (sr *snapReader) next(what string) (*zkproto.Decoder, error) {
 		}
 		remaining -= chunk
 	}
+	sr.off += int64(n)
 	_, _ = sr.crc.Write(sr.buf)
 	return zkproto.NewDecoder(sr.buf), nil
 }
@@ -205,37 +209,18 @@ func done(d *zkproto.Decoder, what string) error {
 // are.
 func ReadSnapshot(r io.Reader) (*Tree, error) {
 	sr := &snapReader{r: bufio.NewReaderSize(r, 64<<10), crc: crc32.New(crcTable)}
-	d, err := sr.next("magic")
+	h, err := sr.header()
 	if err != nil {
 		return nil, err
 	}
-	if magic, v := d.String(), d.Int(); magic != snapMagic || v != snapVersion {
-		if d.Err() == nil && magic == snapMagic {
-			return nil, fmt.Errorf("%w: unknown format version %d", ErrBadSnapshot, v)
-		}
-		return nil, fmt.Errorf("%w: not a Giraffe tree snapshot", ErrBadSnapshot)
-	}
-	if err := done(d, "magic"); err != nil {
-		return nil, err
-	}
-	if d, err = sr.next("header"); err != nil {
-		return nil, err
-	}
-	lastZxid, digest := d.Long(), uint64(d.Long())
-	nACL, nNodes, nSessions := d.Int(), d.Long(), d.Int()
-	if err := done(d, "header"); err != nil {
-		return nil, err
-	}
-	if nACL < 0 || nNodes < 1 || nSessions < 0 {
-		return nil, fmt.Errorf("%w: header counts %d acls, %d nodes, %d sessions", ErrBadSnapshot, nACL, nNodes, nSessions)
-	}
 
 	t := newEmpty()
-	t.lastZxid = lastZxid
+	t.lastZxid = h.lastZxid
+	var d *zkproto.Decoder
 	// Each list is acquired once here to keep it alive while nodes are
 	// read, and released at the end, so lists no node uses are dropped.
-	sets := make([]*aclSet, 0, min(int(nACL), 1<<16))
-	for i := int32(0); i < nACL; i++ {
+	sets := make([]*aclSet, 0, min(int(h.nACL), 1<<16))
+	for i := int32(0); i < h.nACL; i++ {
 		if d, err = sr.next("acl"); err != nil {
 			return nil, err
 		}
@@ -253,7 +238,7 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 		sets = append(sets, s)
 	}
 
-	for i := int64(0); i < nNodes; i++ {
+	for i := int64(0); i < h.nNodes; i++ {
 		if d, err = sr.next("node"); err != nil {
 			return nil, err
 		}
@@ -266,7 +251,7 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 	}
 
 	prev := int64(0)
-	for i := int32(0); i < nSessions; i++ {
+	for i := int32(0); i < h.nSessions; i++ {
 		if d, err = sr.next("session"); err != nil {
 			return nil, err
 		}
@@ -283,27 +268,73 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 		t.digest += s.digest
 	}
 
-	sum := sr.crc.Sum32()
-	var trailer [4]byte
-	if _, err := io.ReadFull(sr.r, trailer[:]); err != nil {
-		return nil, sr.readErr("trailer", err)
+	if err := sr.trailer(); err != nil {
+		return nil, err
 	}
-	if binary.BigEndian.Uint32(trailer[:]) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot)
-	}
-	if _, err := sr.r.ReadByte(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the trailer", ErrBadSnapshot)
-	}
-	if t.digest != digest {
-		return nil, fmt.Errorf("%w: digest %#x, header says %#x", ErrBadSnapshot, t.digest, digest)
+	if t.digest != h.digest {
+		return nil, fmt.Errorf("%w: digest %#x, header says %#x", ErrBadSnapshot, t.digest, h.digest)
 	}
 	// The snapshot does not say when each subtree last changed: its zxid
 	// bounds it (subtree.go).
 	for _, s := range t.tops {
-		s.lastZxid = lastZxid
+		s.lastZxid = h.lastZxid
 	}
-	t.settle(lastZxid, false)
+	t.settle(h.lastZxid, false)
 	return t, nil
+}
+
+// snapHeader is what a snapshot's magic and header frames say.
+type snapHeader struct {
+	lastZxid        int64
+	digest          uint64
+	nACL, nSessions int32
+	nNodes          int64
+}
+
+// header reads and checks the magic and header frames.
+func (sr *snapReader) header() (snapHeader, error) {
+	d, err := sr.next("magic")
+	if err != nil {
+		return snapHeader{}, err
+	}
+	if magic, v := d.String(), d.Int(); magic != snapMagic || v != snapVersion {
+		if d.Err() == nil && magic == snapMagic {
+			return snapHeader{}, fmt.Errorf("%w: unknown format version %d", ErrBadSnapshot, v)
+		}
+		return snapHeader{}, fmt.Errorf("%w: not a Giraffe tree snapshot", ErrBadSnapshot)
+	}
+	if err := done(d, "magic"); err != nil {
+		return snapHeader{}, err
+	}
+	if d, err = sr.next("header"); err != nil {
+		return snapHeader{}, err
+	}
+	h := snapHeader{lastZxid: d.Long(), digest: uint64(d.Long())}
+	h.nACL, h.nNodes, h.nSessions = d.Int(), d.Long(), d.Int()
+	if err := done(d, "header"); err != nil {
+		return snapHeader{}, err
+	}
+	if h.nACL < 0 || h.nNodes < 1 || h.nSessions < 0 {
+		return snapHeader{}, fmt.Errorf("%w: header counts %d acls, %d nodes, %d sessions", ErrBadSnapshot, h.nACL, h.nNodes, h.nSessions)
+	}
+	return h, nil
+}
+
+// trailer reads the trailer, checks it against everything read before it,
+// and checks that nothing follows.
+func (sr *snapReader) trailer() error {
+	sum := sr.crc.Sum32()
+	var trailer [4]byte
+	if _, err := io.ReadFull(sr.r, trailer[:]); err != nil {
+		return sr.readErr("trailer", err)
+	}
+	if binary.BigEndian.Uint32(trailer[:]) != sum {
+		return fmt.Errorf("%w: checksum mismatch", ErrBadSnapshot)
+	}
+	if _, err := sr.r.ReadByte(); err != io.EOF {
+		return fmt.Errorf("%w: data after the trailer", ErrBadSnapshot)
+	}
+	return nil
 }
 
 // readNode decodes one node frame and links the node under its parent,

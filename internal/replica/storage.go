@@ -83,7 +83,7 @@ type recovered struct {
 	lost string
 }
 
-func (s *storage) snapDir() string   { return filepath.Join(s.dir, "snapshots") }
+func (s *storage) snapDir() string   { return SnapshotDir(s.dir) }
 func (s *storage) logDir() string    { return LogDir(s.dir) }
 func (s *storage) hsPath() string    { return filepath.Join(s.dir, "hardstate") }
 func (s *storage) idPath() string    { return filepath.Join(s.dir, "identity") }

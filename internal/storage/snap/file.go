@@ -20,9 +20,11 @@ type Info struct {
 	Zxid int64
 	// Version is the framing's format version.
 	Version int
-	// Size is the file's length in bytes; BodyBytes the body's.
-	Size      int64
-	BodyBytes int64
+	// Size is the file's length in bytes; the body is BodyBytes long
+	// and starts BodyOffset bytes into the file.
+	Size       int64
+	BodyOffset int64
+	BodyBytes  int64
 	// Checksum is the CRC-32C of the header and the body, as the trailer
 	// holds it.
 	Checksum uint32

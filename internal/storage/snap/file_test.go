@@ -43,7 +43,7 @@ func TestEncodeIsSaveBytes(t *testing.T) {
 	if !bytes.Equal(seen, b) {
 		t.Fatal("check did not see the body")
 	}
-	got := Info{Zxid: 0x500000002, Version: 1, Size: int64(len(want)), BodyBytes: int64(len(b)), Checksum: info.Checksum}
+	got := Info{Zxid: 0x500000002, Version: 1, Size: int64(len(want)), BodyOffset: headerSize, BodyBytes: int64(len(b)), Checksum: info.Checksum}
 	if info != got {
 		t.Fatalf("Receive = %+v, want %+v", info, got)
 	}

@@ -40,45 +40,66 @@ func (d *damage) Error() string { return fmt.Sprintf("%s: %s", d.path, d.reason)
 // whole body.
 func LoadNewest(dir string, read func(zxid int64, r io.Reader) error, opts ...Option) (zxid int64, found bool, err error) {
 	cfg := configure(opts)
+	s, info, found, err := newest(dir, func(path string, err error) {
+		cfg.logger.Warn("snap: skipping invalid snapshot; an older one and the log will be used",
+			"file", path, "err", err)
+	})
+	if err != nil || !found {
+		return 0, false, err
+	}
+	if err := load(s, info.BodyBytes, info.Checksum, read); err != nil {
+		return 0, false, err
+	}
+	return s.zxid, true, nil
+}
+
+// Newest returns the path of the newest valid snapshot in dir, the one
+// LoadNewest would read, and describes it; found is false when dir holds
+// no snapshot. As LoadNewest, it fails with an error wrapping
+// ErrNoValidSnapshot when snapshot files exist and none is valid.
+func Newest(dir string) (path string, info Info, found bool, err error) {
+	s, info, found, err := newest(dir, func(string, error) {})
+	return s.path, info, found, err
+}
+
+// newest finds the newest snapshot in dir that verifies, telling skip of
+// every newer one that does not.
+func newest(dir string, skip func(path string, err error)) (snapshotFile, Info, bool, error) {
 	snaps, err := list(dir)
 	if err != nil {
-		return 0, false, err
+		return snapshotFile{}, Info{}, false, err
 	}
 	var skipped []string
 	for i := len(snaps) - 1; i >= 0; i-- {
 		s := snaps[i]
-		bodyLen, crc, err := verify(s)
+		info, err := verify(s)
 		if err != nil {
-			cfg.logger.Warn("snap: skipping invalid snapshot; an older one and the log will be used",
-				"file", s.path, "err", err)
+			skip(s.path, err)
 			skipped = append(skipped, err.Error())
 			continue
 		}
-		if err := load(s, bodyLen, crc, read); err != nil {
-			return 0, false, err
-		}
-		return s.zxid, true, nil
+		return s, info, true, nil
 	}
 	if len(skipped) > 0 {
-		return 0, false, fmt.Errorf("%w in %s: %d snapshot files, all invalid (%s); refusing to start from an empty state",
+		return snapshotFile{}, Info{}, false, fmt.Errorf("%w in %s: %d snapshot files, all invalid (%s); refusing to start from an empty state",
 			ErrNoValidSnapshot, dir, len(skipped), strings.Join(skipped, "; "))
 	}
-	return 0, false, nil
+	return snapshotFile{}, Info{}, false, nil
 }
 
 // verify checks the framing and checksum of a snapshot file and that its
-// header names the zxid its file name does, returning its body length and
-// checksum. A format problem is a *damage; I/O errors pass through (and
-// make LoadNewest skip the file all the same).
-func verify(s snapshotFile) (bodyLen int64, crc uint32, err error) {
+// header names the zxid its file name does. A format problem is a
+// *damage; I/O errors pass through (and make LoadNewest skip the file all
+// the same).
+func verify(s snapshotFile) (Info, error) {
 	info, err := verifyFile(s.path)
 	if err != nil {
-		return 0, 0, err
+		return Info{}, err
 	}
 	if info.Zxid != s.zxid {
-		return 0, 0, &damage{s.path, fmt.Sprintf("header says zxid %#x, file name says %#x", info.Zxid, s.zxid)}
+		return Info{}, &damage{s.path, fmt.Sprintf("header says zxid %#x, file name says %#x", info.Zxid, s.zxid)}
 	}
-	return info.BodyBytes, info.Checksum, nil
+	return info, nil
 }
 
 // verifyFile checks the framing and checksum of the snapshot file at path,
@@ -121,7 +142,7 @@ func verifyFile(path string) (Info, error) {
 	if h.Sum32() != crc {
 		return Info{}, &damage{path, "checksum mismatch"}
 	}
-	return Info{Zxid: zxid, Version: formatVersion, Size: size, BodyBytes: bodyLen, Checksum: crc}, nil
+	return Info{Zxid: zxid, Version: formatVersion, Size: size, BodyOffset: headerSize, BodyBytes: bodyLen, Checksum: crc}, nil
 }
 
 // load hands the verified body to read, checking the checksum again as the

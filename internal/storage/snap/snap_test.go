@@ -368,3 +368,31 @@ func rewriteFile(t *testing.T, path string, edit func([]byte) []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestNewest: Newest names the file LoadNewest reads, skipping a damaged
+// newer one, and says where its body lies; it finds nothing in an empty
+// directory and fails as LoadNewest does when every file is damaged.
+func TestNewest(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, found, err := Newest(dir); found || err != nil {
+		t.Fatalf("empty directory: found %v, %v", found, err)
+	}
+	older := save(t, dir, 10, body(10, 3000))
+	newer := save(t, dir, 20, body(20, 3000))
+	path, info, found, err := Newest(dir)
+	if err != nil || !found || path != newer || info.Zxid != 20 {
+		t.Fatalf("Newest = %s %+v %v %v; want %s", path, info, found, err, newer)
+	}
+	f, _ := os.ReadFile(newer)
+	if !bytes.Equal(f[info.BodyOffset:info.BodyOffset+info.BodyBytes], body(20, 3000)) {
+		t.Fatalf("body at %d+%d is not the body saved", info.BodyOffset, info.BodyBytes)
+	}
+	rewriteFile(t, newer, damages[0].edit)
+	if path, _, _, err = Newest(dir); err != nil || path != older {
+		t.Fatalf("with the newest damaged: %s, %v; want %s", path, err, older)
+	}
+	rewriteFile(t, older, damages[0].edit)
+	if _, _, found, err = Newest(dir); found || !errors.Is(err, ErrNoValidSnapshot) {
+		t.Fatalf("all damaged: found %v, %v", found, err)
+	}
+}

@@ -3,6 +3,8 @@ package wal
 import (
 	"errors"
 	"fmt"
+
+	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
 )
 
 // CorruptError reports log data that fails validation somewhere other than
@@ -36,6 +38,10 @@ var (
 	// were deleted by a purge (replaying from a snapshot older than the
 	// oldest one the purge kept).
 	ErrPurged = errors.New("wal: records needed for replay were purged")
+	// ErrLocked is wrapped by LockDir when a Log is open on the
+	// directory or its lock is held, and by Open when another process or
+	// a LockDir holds the lock.
+	ErrLocked = fsutil.ErrLocked
 )
 
 // corrupt builds a *CorruptError.

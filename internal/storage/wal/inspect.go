@@ -14,11 +14,13 @@ import (
 
 // Record is one valid record of a log, as Records reads it.
 type Record struct {
-	// Segment is the path of the segment file the record is in, and
-	// Offset the byte offset where the record starts.
-	Segment string
-	Offset  int64
-	Zxid    int64
+	// Segment is the path of the segment file the record is in, Offset
+	// the byte offset where the record starts and PayloadOffset where its
+	// payload does, after the record's header.
+	Segment       string
+	Offset        int64
+	PayloadOffset int64
+	Zxid          int64
 	// Payload is valid until the callback returns.
 	Payload []byte
 }
@@ -83,7 +85,7 @@ func recordsOf(seg segmentFile, first bool, prevLast int64, fn func(Record) erro
 			return 0, corrupt(seg.path, off, "zxid %#x does not follow %#x", zxid, last)
 		}
 		last = zxid
-		if err := fn(Record{Segment: seg.path, Offset: off, Zxid: zxid, Payload: payload}); err != nil {
+		if err := fn(Record{Segment: seg.path, Offset: off, PayloadOffset: off + recordHeaderSize, Zxid: zxid, Payload: payload}); err != nil {
 			return 0, err
 		}
 	}

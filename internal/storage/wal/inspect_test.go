@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"testing"
@@ -25,6 +26,15 @@ func TestRecordsAndCheckOffline(t *testing.T) {
 	err := Records(dir, func(r Record) error {
 		if r.Offset < segmentHeaderSize || r.Segment == "" {
 			t.Errorf("record %#x at %s offset %d", r.Zxid, r.Segment, r.Offset)
+		}
+		// The payload is in the file where PayloadOffset says.
+		f, err := os.ReadFile(r.Segment)
+		if err != nil {
+			return err
+		}
+		if end := r.PayloadOffset + int64(len(r.Payload)); r.PayloadOffset <= r.Offset || end > int64(len(f)) ||
+			!bytes.Equal(f[r.PayloadOffset:end], r.Payload) {
+			t.Errorf("record %#x: payload not at offset %d of %s", r.Zxid, r.PayloadOffset, r.Segment)
 		}
 		got = append(got, rec{r.Zxid, append([]byte(nil), r.Payload...)})
 		return nil
