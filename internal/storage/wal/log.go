@@ -128,7 +128,9 @@ func (l *Log) Cut() TailCut { return l.cut }
 // Damaged returns the damaged records Open kept in place under
 // Options.KeepDamaged (and that no TruncateAfter or PurgeBefore has
 // removed since), in zxid order: each with its place, zxid and mask,
-// Damaged set and no payload. It is empty without KeepDamaged.
+// Damaged set and no payload. It is empty without KeepDamaged. A kept
+// record that ends up last in the newest segment is cut, as a damaged
+// last record, at the next Open (Cut names it).
 func (l *Log) Damaged() []Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -109,7 +109,7 @@ func replaySegment(seg segmentFile, size int64, first bool, prevLast, fromZxid i
 		r := Record{Segment: seg.path, Offset: off, Zxid: rh.zxid, Mask: rh.mask, Tagged: h.version == versionTagged, Payload: payload}
 		var bad *badRecord
 		if errors.As(err, &bad) {
-			if !keepDamaged || h.version != versionTagged || !bad.payloadOnly {
+			if !keepDamaged || !bad.keepable(h.version) {
 				return 0, corrupt(seg.path, bad.off, "%s", bad.reason)
 			}
 			r = damagedRecord(seg.path, bad)

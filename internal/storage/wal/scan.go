@@ -27,6 +27,13 @@ type badRecord struct {
 	reason      string
 }
 
+// keepable reports whether Options.KeepDamaged may keep the bad record in
+// place, in a segment of the given format version: only its payload is
+// damaged, and its header holds a mask to attribute the loss to.
+func (b *badRecord) keepable(version uint32) bool {
+	return b.payloadOnly && version == versionTagged
+}
+
 // scanner reads the records of one segment sequentially, verifying both
 // checksums of each. It does not check zxid order; its callers do, since
 // they know what came before the segment.

@@ -259,6 +259,26 @@ func TestKeepDamagedTruncateAndPurge(t *testing.T) {
 		}
 		checkRecs(t, replayAll(t, l, 0), recs[:50])
 	})
+	t.Run("truncated down to it", func(t *testing.T) {
+		// Last in the newest segment, the kept record is cut at the next
+		// Open like any damaged last record, and the cut names it.
+		dir := t.TempDir()
+		damagedLog(t, dir, recs, 50)
+		opts := Options{SegmentBytes: 4096, Tagged: true, KeepDamaged: true}
+		l, _ := openT(t, dir, opts)
+		if err := l.TruncateAfter(51); err != nil {
+			t.Fatal(err)
+		}
+		if d := l.Damaged(); len(d) != 1 || l.LastZxid() != 51 {
+			t.Fatalf("Damaged() = %+v, LastZxid %#x after truncating down to it", d, l.LastZxid())
+		}
+		closeT(t, l)
+		l, _ = openT(t, dir, opts)
+		defer closeT(t, l)
+		if cut := l.Cut(); !cut.Damaged || cut.Zxid != 51 || cut.Mask != maskFor(51) || l.LastZxid() != 50 || len(l.Damaged()) != 0 {
+			t.Fatalf("Cut() = %+v, LastZxid %#x, Damaged() %+v", cut, l.LastZxid(), l.Damaged())
+		}
+	})
 	t.Run("purge", func(t *testing.T) {
 		dir := t.TempDir()
 		file, _ := damagedLog(t, dir, recs, 2)

@@ -131,7 +131,7 @@ func endAfter(seg segmentFile, zxid int64, keepDamaged bool) (end, last int64, v
 		rh, _, err := sc.next()
 		var bad *badRecord
 		if errors.As(err, &bad) {
-			if !keepDamaged || h.version != versionTagged || !bad.payloadOnly {
+			if !keepDamaged || !bad.keepable(h.version) {
 				return 0, 0, 0, corrupt(seg.path, bad.off, "%s", bad.reason)
 			}
 			rh, err = bad.header, nil

@@ -77,7 +77,7 @@ func validateSegment(seg segmentFile, newest, keepDamaged bool) (segmentInfo, er
 		if errors.As(err, &bad) {
 			reason, err := classifyBadRecord(f, seg.path, h.version, bad, info.size, newest)
 			var ce *CorruptError
-			if errors.As(err, &ce) && keepDamaged && h.version == versionTagged && bad.payloadOnly {
+			if errors.As(err, &ce) && keepDamaged && bad.keepable(h.version) {
 				if bad.header.zxid <= info.lastZxid {
 					return segmentInfo{}, corrupt(seg.path, off, "damaged record's zxid %#x does not follow %#x", bad.header.zxid, info.lastZxid)
 				}
