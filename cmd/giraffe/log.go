@@ -58,9 +58,9 @@ func newLogDumpCmd() *cobra.Command {
 		Use:   "dump --data-dir D",
 		Short: "List every record of the transaction log",
 		Long: `dump prints every record of the log in zxid order, one line each: the zxid,
-segment:offset, and for a standalone server's log the entry's kind, session,
-time and path (a multi's ops and paths); for a member's, the Group Paxos
-entry type and size. At a damaged record it stops with an error naming the
+segment:offset, the namespace mask (mask=0x...) when the log stores one, and
+for a standalone server's log the entry's kind, session, time and path (a
+multi's ops and paths); for a member's, the Group Paxos entry type and size. At a damaged record it stops with an error naming the
 file and offset, after the records before it.`,
 		Example: `  giraffe log dump --data-dir /var/lib/giraffe`,
 		Args:    cobra.NoArgs,

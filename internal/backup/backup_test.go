@@ -186,3 +186,28 @@ func TestSaveAsksAgain(t *testing.T) {
 		t.Fatalf("Save with a wrong token: %v after %d requests", err, asked.Load())
 	}
 }
+
+// TestDumpTaggedLog: a log of format version 2 lists each record's
+// namespace mask after its place.
+func TestDumpTaggedLog(t *testing.T) {
+	dir := t.TempDir()
+	l, err := wal.Open(dir, wal.Options{Tagged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries(2) {
+		if err := l.AppendTagged(e.Zxid, 0x5, e.Marshal(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := DumpLog(Log{Dir: dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "0x1 log.0000000000000001:32 mask=0x5 createSession session=0x7") {
+		t.Errorf("tagged dump:\n%s", out.String())
+	}
+}

@@ -26,7 +26,8 @@ type Log struct {
 }
 
 // DumpLog writes every record of the log to w, one line each: its zxid,
-// where it is (segment:offset) and what it is. A standalone server's
+// where it is (segment:offset), its namespace mask when its segment stores
+// one (format version 2), and what it is. A standalone server's
 // record shows the entry's kind, session, time and path (a multi's ops'
 // paths); a member's shows the Group Paxos entry type and its size (its
 // data is the server's proposal, not decoded here). At the first damaged
@@ -38,7 +39,11 @@ func DumpLog(l Log, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(bw, "0x%x %s:%d %s\n", r.Zxid, filepath.Base(r.Segment), r.Offset, desc)
+		mask := ""
+		if r.Tagged {
+			mask = fmt.Sprintf(" mask=0x%x", r.Mask)
+		}
+		fmt.Fprintf(bw, "0x%x %s:%d%s %s\n", r.Zxid, filepath.Base(r.Segment), r.Offset, mask, desc)
 		return nil
 	})
 	if ferr := bw.Flush(); err == nil {

@@ -6,19 +6,31 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
 )
 
-// Append adds a record to the log. It only buffers: the record is durable
-// once a Sync that starts after Append returns has returned nil. zxid must
-// be positive and greater than every zxid already in the log. A payload
-// may be empty; it must not exceed MaxPayloadBytes. The log does not
-// retain payload.
-//
-// When the active segment would grow past Options.SegmentBytes, Append
-// first syncs it and starts a new one, so an Append can occasionally take
-// as long as an fsync.
+// Append adds a record that may touch any namespace: it is
+// AppendTagged(zxid, MaskAll, payload).
 func (l *Log) Append(zxid int64, payload []byte) error {
+	return l.AppendTagged(zxid, MaskAll, payload)
+}
+
+// AppendTagged adds a record whose payload touches the namespaces whose
+// bits are set in mask (bit k for namespace k; 0 when it touches none).
+// On a log opened without Options.Tagged the mask is not stored and the
+// record reads back with MaskAll.
+//
+// It only buffers: the record is durable once a Sync that starts after
+// AppendTagged returns has returned nil. zxid must be positive and greater
+// than every zxid already in the log. A payload may be empty; it must not
+// exceed MaxPayloadBytes. The log does not retain payload.
+//
+// When the active segment would grow past Options.SegmentBytes, or has
+// the other format version, AppendTagged first syncs it and starts a new
+// one, so an append can occasionally take as long as an fsync.
+func (l *Log) AppendTagged(zxid int64, mask uint64, payload []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := int64(recordHeaderSize + len(payload))
+	version := l.opts.version()
+	hs := recordHeaderSize(version)
+	n := int64(hs + len(payload))
 	for {
 		if err := l.usable(); err != nil {
 			return err
@@ -29,7 +41,7 @@ func (l *Log) Append(zxid int64, payload []byte) error {
 		if len(payload) > MaxPayloadBytes {
 			return fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, len(payload), MaxPayloadBytes)
 		}
-		if l.active != nil && (l.size == segmentHeaderSize || l.size+n <= l.opts.SegmentBytes) {
+		if l.active != nil && l.activeVersion == version && (l.size == segmentHeaderSize || l.size+n <= l.opts.SegmentBytes) {
 			break
 		}
 		if !l.syncing {
@@ -42,9 +54,10 @@ func (l *Log) Append(zxid int64, payload []byte) error {
 		// then check again, since others may have appended meanwhile.
 		l.syncDone.Wait()
 	}
-	var hdr [recordHeaderSize]byte
-	putRecordHeader(hdr[:], zxid, payload)
-	if _, err := l.w.Write(hdr[:]); err != nil {
+	var buf [recordHeaderSizeTagged]byte
+	hdr := buf[:hs]
+	putRecordHeader(hdr, zxid, mask, payload)
+	if _, err := l.w.Write(hdr); err != nil {
 		return l.fail(err)
 	}
 	if _, err := l.w.Write(payload); err != nil {
@@ -56,12 +69,16 @@ func (l *Log) Append(zxid int64, payload []byte) error {
 	return nil
 }
 
-// rotate seals the active segment and starts a new one after the last
-// record. The old segment is synced before the new one exists: Open
-// treats a bad record in any segment but the newest as corruption, so a
-// segment may be followed by another only once all of it is durable.
-// Callers hold mu and made sure no fsync runs.
+// rotate seals the active segment and starts a new one, of the format
+// version the options choose, after the last record. The old segment is
+// synced before the new one exists: Open treats a bad record in any
+// segment but the newest as corruption, so a segment may be followed by
+// another only once all of it is durable. An active segment that holds no
+// record (rotated away from only because its version differs) has the new
+// segment's name; the new one replaces it atomically, so a crash leaves
+// one or the other. Callers hold mu and made sure no fsync runs.
 func (l *Log) rotate() error {
+	replace := false
 	if l.active != nil {
 		if err := l.flushAndSync(); err != nil {
 			return err
@@ -70,12 +87,14 @@ func (l *Log) rotate() error {
 			return l.fail(err)
 		}
 		l.active = nil
+		replace = l.size == segmentHeaderSize
 	}
-	f, path, err := createSegment(l.dir, segmentHeader{prev: l.lastZxid}, l.opts.NoSync)
+	h := segmentHeader{version: l.opts.version(), prev: l.lastZxid}
+	f, path, err := createSegment(l.dir, h, replace, l.opts.NoSync)
 	if err != nil {
 		return l.fail(err)
 	}
-	l.setActive(f, path, segmentHeaderSize)
+	l.setActive(f, path, h.version, segmentHeaderSize)
 	return nil
 }
 

@@ -15,9 +15,10 @@ import (
 )
 
 const (
-	crashDirEnv  = "GIRAFFE_WAL_CRASH_DIR"
-	crashSeedEnv = "GIRAFFE_WAL_CRASH_SEED"
-	crashSegment = 64 << 10
+	crashDirEnv    = "GIRAFFE_WAL_CRASH_DIR"
+	crashSeedEnv   = "GIRAFFE_WAL_CRASH_SEED"
+	crashTaggedEnv = "GIRAFFE_WAL_CRASH_TAGGED"
+	crashSegment   = 64 << 10
 )
 
 // crashSize is the payload size of record zxid in the crash test, a pure
@@ -27,7 +28,7 @@ func crashSize(zxid int64) int { return int(uint64(zxid) * 0x9e3779b97f4a7c15 >>
 // TestCrashChild is the child half of TestCrashRecovery; it does nothing
 // unless started by it. It appends and syncs batches forever, printing the
 // last zxid of each batch once Sync has returned: a printed zxid is an
-// acknowledged write.
+// acknowledged write. It writes format version 2 when told to.
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashDirEnv)
 	if dir == "" {
@@ -35,7 +36,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	seed, _ := strconv.ParseUint(os.Getenv(crashSeedEnv), 10, 64)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	l, err := Open(dir, Options{SegmentBytes: crashSegment})
+	l, err := Open(dir, Options{SegmentBytes: crashSegment, Tagged: os.Getenv(crashTaggedEnv) != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		os.Exit(2)
@@ -45,7 +46,7 @@ func TestCrashChild(t *testing.T) {
 		n := 1 + rng.IntN(32)
 		for range n {
 			z++
-			if err := l.Append(z, payloadFor(z, crashSize(z))); err != nil {
+			if err := l.AppendTagged(z, maskFor(z), payloadFor(z, crashSize(z))); err != nil {
 				fmt.Fprintln(os.Stderr, "child append:", err)
 				os.Exit(2)
 			}
@@ -66,7 +67,9 @@ func TestCrashChild(t *testing.T) {
 // moments (including during its recovery at startup) and checks after each
 // kill that the log is a gap-free, intact prefix containing every zxid the
 // child acknowledged. Every other kill also simulates a power failure,
-// which (unlike SIGKILL) loses writes that no fsync covered.
+// which (unlike SIGKILL) loses writes that no fsync covered. Each child
+// writes format version 1 or 2 at random, so the log mixes segments of
+// both and power failures damage either.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -80,6 +83,9 @@ func TestCrashRecovery(t *testing.T) {
 	for iter := range 20 {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, fmt.Sprintf("%s=%d", crashSeedEnv, rng.Uint64()))
+		if rng.IntN(2) == 0 {
+			cmd.Env = append(cmd.Env, crashTaggedEnv+"=1")
+		}
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -133,12 +139,16 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("iteration %d: reopening after SIGKILL: %v", iter, err)
 		}
 		want := int64(1)
-		err = l.Replay(0, func(z int64, p []byte) error {
+		err = l.ReplayRecords(0, func(r Record) error {
+			z := r.Zxid
 			if z != want {
 				return fmt.Errorf("found zxid %d, want %d: the log has a gap", z, want)
 			}
-			if string(p) != string(payloadFor(z, crashSize(z))) {
+			if string(r.Payload) != string(payloadFor(z, crashSize(z))) {
 				return fmt.Errorf("payload of zxid %d is damaged", z)
+			}
+			if wantMask := maskFor(z); !r.Tagged && r.Mask != MaskAll || r.Tagged && r.Mask != wantMask {
+				return fmt.Errorf("zxid %d (tagged %v) has mask %#x", z, r.Tagged, r.Mask)
 			}
 			want++
 			return nil
@@ -171,12 +181,13 @@ func losePowerT(t *testing.T, dir string, acked int64, rng *rand.Rand) {
 	}
 	path := paths[len(paths)-1]
 	b := mustRead(t, path)
+	hs := int64(recordHeaderSize(binary.LittleEndian.Uint32(b[4:8])))
 	synced := int64(segmentHeaderSize)
 	for _, off := range recordOffsets(t, path) {
-		if off+recordHeaderSize > int64(len(b)) || int64(binary.LittleEndian.Uint64(b[off+8:])) > acked {
+		if off+hs > int64(len(b)) || int64(binary.LittleEndian.Uint64(b[off+8:])) > acked {
 			break
 		}
-		synced = off + recordHeaderSize + int64(binary.LittleEndian.Uint32(b[off+4:]))
+		synced = off + hs + int64(binary.LittleEndian.Uint32(b[off+4:]))
 	}
 	if synced >= int64(len(b)) {
 		return

@@ -28,6 +28,17 @@
 // offset and changes nothing. docs/storage.md has the byte layout and the
 // rules in full.
 //
+// # Namespace masks
+//
+// A log opened with Options.Tagged writes format version 2, whose records
+// carry a namespace mask (AppendTagged) covered by the header checksum;
+// otherwise it writes format version 1, without masks. Reading handles
+// both. With Options.KeepDamaged, a version 2 record whose header holds but
+// whose payload is damaged, and which is not a torn tail, is kept in place
+// rather than failing Open: Damaged lists it and ReplayRecords hands it
+// over marked damaged, so the caller can confine the loss to the
+// namespaces the record touched.
+//
 // # Concurrency
 //
 // All methods of Log are safe for concurrent use. The expected user is one

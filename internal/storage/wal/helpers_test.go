@@ -54,10 +54,80 @@ func (r *logRecorder) warnings() []logEntry {
 	return w
 }
 
-// rec is a record as the tests see it.
+// rec is a record as the tests see it. Its namespace mask is maskFor(zxid).
 type rec struct {
 	zxid    int64
 	payload []byte
+}
+
+// format is a record format the tests run against, and whether the log
+// is opened with KeepDamaged.
+type format struct {
+	name        string
+	tagged      bool
+	keepDamaged bool
+}
+
+// formats are both record formats: every recovery test runs for each.
+var formats = []format{{"v1", false, false}, {"v2", true, false}}
+
+// forFormats runs test once per record format, as a subtest.
+func forFormats(t *testing.T, test func(t *testing.T, f format)) {
+	for _, f := range formats {
+		t.Run(f.name, func(t *testing.T) { test(t, f) })
+	}
+}
+
+// forTailFormats is forFormats plus version 2 opened with KeepDamaged,
+// which must not change what a torn tail is.
+func forTailFormats(t *testing.T, test func(t *testing.T, f format)) {
+	forFormats(t, test)
+	t.Run("v2 KeepDamaged", func(t *testing.T) { test(t, format{"v2 KeepDamaged", true, true}) })
+}
+
+// opts returns o for a log of this format.
+func (f format) opts(o Options) Options {
+	o.Tagged, o.KeepDamaged = f.tagged, f.keepDamaged
+	return o
+}
+
+// version is the segment format version the format writes.
+func (f format) version() uint32 {
+	if f.tagged {
+		return versionTagged
+	}
+	return versionPlain
+}
+
+// hdr is the size of a record header in this format.
+func (f format) hdr() int64 { return int64(recordHeaderSize(f.version())) }
+
+// encode returns the bytes of one record, for tests that forge files.
+func (f format) encode(zxid int64, payload []byte) []byte {
+	b := make([]byte, f.hdr()+int64(len(payload)))
+	putRecordHeader(b[:f.hdr()], zxid, maskFor(zxid), payload)
+	copy(b[f.hdr():], payload)
+	return b
+}
+
+// wantMask is the mask a record of this format reads back with.
+func (f format) wantMask(zxid int64) uint64 {
+	if f.tagged {
+		return maskFor(zxid)
+	}
+	return MaskAll
+}
+
+// maskFor returns a deterministic namespace mask for zxid, including 0
+// and MaskAll now and then.
+func maskFor(zxid int64) uint64 {
+	switch zxid % 7 {
+	case 0:
+		return 0
+	case 1:
+		return MaskAll
+	}
+	return uint64(zxid)*0x9e3779b97f4a7c15 ^ uint64(zxid)<<3
 }
 
 // payloadFor returns deterministic content for zxid, so any record read
@@ -94,8 +164,8 @@ func openT(t testing.TB, dir string, opts Options) (*Log, *logRecorder) {
 func appendAll(t testing.TB, l *Log, recs []rec) {
 	t.Helper()
 	for _, r := range recs {
-		if err := l.Append(r.zxid, r.payload); err != nil {
-			t.Fatalf("Append(%#x): %v", r.zxid, err)
+		if err := l.AppendTagged(r.zxid, maskFor(r.zxid), r.payload); err != nil {
+			t.Fatalf("AppendTagged(%#x): %v", r.zxid, err)
 		}
 	}
 	if err := l.Sync(); err != nil {
@@ -121,6 +191,19 @@ func replayAll(t testing.TB, l *Log, from int64) []rec {
 		return nil
 	}); err != nil {
 		t.Fatalf("Replay(%#x): %v", from, err)
+	}
+	return got
+}
+
+// replayRecordsAll returns every record ReplayRecords hands over after from.
+func replayRecordsAll(t testing.TB, l *Log, from int64) []Record {
+	t.Helper()
+	var got []Record
+	if err := l.ReplayRecords(from, func(r Record) error {
+		got = append(got, r)
+		return nil
+	}); err != nil {
+		t.Fatalf("ReplayRecords(%#x): %v", from, err)
 	}
 	return got
 }
@@ -175,10 +258,11 @@ func recordOffsets(t testing.TB, path string) []int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hs := int64(recordHeaderSize(binary.LittleEndian.Uint32(b[4:8])))
 	var offs []int64
-	for off := int64(segmentHeaderSize); off+recordHeaderSize <= int64(len(b)); {
+	for off := int64(segmentHeaderSize); off+hs <= int64(len(b)); {
 		offs = append(offs, off)
-		off += recordHeaderSize + int64(binary.LittleEndian.Uint32(b[off+4:]))
+		off += hs + int64(binary.LittleEndian.Uint32(b[off+4:]))
 	}
 	return offs
 }
@@ -218,13 +302,9 @@ func rewrite(t testing.TB, path string, edit func([]byte) []byte) {
 	}
 }
 
-// encodeRecord returns the bytes of one record, for tests that forge files.
-func encodeRecord(zxid int64, payload []byte) []byte {
-	b := make([]byte, recordHeaderSize+len(payload))
-	putRecordHeader(b, zxid, payload)
-	copy(b[recordHeaderSize:], payload)
-	return b
-}
+// encodeRecord returns the bytes of one version 1 record, for tests that
+// forge files.
+func encodeRecord(zxid int64, payload []byte) []byte { return formats[0].encode(zxid, payload) }
 
 // wantCorrupt checks that err is a *CorruptError at file and offset whose
 // reason contains reason.

@@ -12,7 +12,8 @@ import (
 // writing the log meanwhile may show a torn tail that is only a write in
 // progress.
 
-// Record is one valid record of a log, as Records reads it.
+// Record is one record of a log, as Records, ReplayRecords and Damaged
+// report it.
 type Record struct {
 	// Segment is the path of the segment file the record is in, Offset
 	// the byte offset where the record starts and PayloadOffset where its
@@ -21,7 +22,18 @@ type Record struct {
 	Offset        int64
 	PayloadOffset int64
 	Zxid          int64
-	// Payload is valid until the callback returns.
+	// Mask has bit k set when the record touches namespace k: what
+	// AppendTagged stored, or MaskAll when the record is not Tagged.
+	Mask uint64
+	// Tagged: the record is in a format version 2 segment, which stores
+	// a mask with every record.
+	Tagged bool
+	// Damaged: the record's header holds but its payload fails its
+	// checksum, and Options.KeepDamaged kept it in place. Payload is then
+	// nil.
+	Damaged bool
+	// Payload is the record's data. Records reuses it after the callback
+	// returns; ReplayRecords does not.
 	Payload []byte
 }
 
@@ -67,10 +79,10 @@ func recordsOf(seg segmentFile, first bool, prevLast int64, fn func(Record) erro
 		return 0, corrupt(seg.path, 0, "segment follows zxid %#x but the previous segment ends at %#x", h.prev, prevLast)
 	}
 	last := h.prev
-	sc := newScanner(f, st.Size(), false)
+	sc := newScanner(f, st.Size(), h.version, false)
 	for {
 		off := sc.off
-		zxid, payload, err := sc.next()
+		rh, payload, err := sc.next()
 		if err == io.EOF {
 			return last, nil
 		}
@@ -81,11 +93,13 @@ func recordsOf(seg segmentFile, first bool, prevLast int64, fn func(Record) erro
 		if err != nil {
 			return 0, err
 		}
-		if zxid <= last {
-			return 0, corrupt(seg.path, off, "zxid %#x does not follow %#x", zxid, last)
+		if rh.zxid <= last {
+			return 0, corrupt(seg.path, off, "zxid %#x does not follow %#x", rh.zxid, last)
 		}
-		last = zxid
-		if err := fn(Record{Segment: seg.path, Offset: off, PayloadOffset: off + recordHeaderSize, Zxid: zxid, Payload: payload}); err != nil {
+		last = rh.zxid
+		r := Record{Segment: seg.path, Offset: off, PayloadOffset: off + int64(recordHeaderSize(h.version)), Zxid: rh.zxid,
+			Mask: rh.mask, Tagged: h.version == versionTagged, Payload: payload}
+		if err := fn(r); err != nil {
 			return 0, err
 		}
 	}
@@ -121,7 +135,7 @@ func Check(dir string) (Report, error) {
 	var rep Report
 	var prev segmentInfo
 	for i, seg := range segs {
-		info, err := validateSegment(seg, i == len(segs)-1)
+		info, err := validateSegment(seg, i == len(segs)-1, false)
 		if err != nil {
 			return Report{}, err
 		}
@@ -134,7 +148,7 @@ func Check(dir string) (Report, error) {
 		rep.Records += info.records
 		rep.LastZxid = info.lastZxid
 		if info.size > info.end {
-			rep.Tail = TailCut{Bytes: info.size - info.end, AfterZxid: info.lastZxid, Reason: info.tornReason, Damaged: info.damaged}
+			rep.Tail = info.tailCut()
 			rep.TailFile, rep.TailOffset = info.path, info.end
 		}
 		prev = info

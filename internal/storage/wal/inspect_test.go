@@ -69,7 +69,7 @@ func TestCheckFindsDamage(t *testing.T) {
 
 	mid := copyDir(t, dir)
 	midSeg := segmentPaths(t, mid)[0]
-	rewrite(t, midSeg, func(b []byte) []byte { b[offs[20]+recordHeaderSize+1] ^= 0x40; return b })
+	rewrite(t, midSeg, func(b []byte) []byte { b[offs[20]+recordHeaderSizePlain+1] ^= 0x40; return b })
 	_, err := Check(mid)
 	wantCorrupt(t, err, midSeg, offs[20], "record checksum mismatch")
 	n := 0
@@ -81,7 +81,7 @@ func TestCheckFindsDamage(t *testing.T) {
 
 	end := copyDir(t, dir)
 	endSeg := segmentPaths(t, end)[0]
-	rewrite(t, endSeg, func(b []byte) []byte { b[offs[49]+recordHeaderSize+1] ^= 0x40; return b })
+	rewrite(t, endSeg, func(b []byte) []byte { b[offs[49]+recordHeaderSizePlain+1] ^= 0x40; return b })
 	rep, err := Check(end)
 	if err != nil || !rep.Tail.Damaged || rep.TailOffset != offs[49] || rep.TailFile != endSeg || rep.LastZxid != 49 {
 		t.Fatalf("Check of a damaged last record = %+v, %v", rep, err)

@@ -34,6 +34,32 @@ type Options struct {
 	// acknowledged writes can be lost; it is for tests, benchmarks and
 	// deployments that accept that.
 	NoSync bool
+	// Tagged makes the log write format version 2, whose records carry a
+	// namespace mask (AppendTagged) covered by the header checksum, so
+	// that the mask of a record whose payload is damaged is still known.
+	// A log written without Tagged has format version 1, records without
+	// a mask. Each segment has one version and reading handles both. The
+	// first append after Open goes to a new segment when the newest one
+	// has the other version, so every record appended by a tagged Log
+	// carries its mask.
+	Tagged bool
+	// KeepDamaged changes one recovery rule, for version 2 records only:
+	// a record whose header checksum holds but whose payload checksum
+	// fails, and which is not a torn tail (valid records follow it, or it
+	// is in a segment other than the newest), is kept in place rather
+	// than failing Open with a *CorruptError. Its zxid must still fall
+	// between its neighbours'. Damaged lists such records and
+	// ReplayRecords hands them over with Damaged set; what the lost
+	// payload means is the caller's to decide.
+	KeepDamaged bool
+}
+
+// version is the format version of the segments the log creates.
+func (o Options) version() uint32 {
+	if o.Tagged {
+		return versionTagged
+	}
+	return versionPlain
 }
 
 // Log is an open transaction log. See the package documentation for the
@@ -58,7 +84,9 @@ type Log struct {
 	// holds no segment at all.
 	active     *os.File
 	activePath string
-	w          *bufio.Writer
+	// activeVersion is the format version of the active segment.
+	activeVersion uint32
+	w             *bufio.Writer
 	// size is the length of the active segment, buffered bytes included.
 	size int64
 	// dirty is true when bytes were appended since the last fsync started.
@@ -66,6 +94,9 @@ type Log struct {
 	lastZxid int64
 	// cut is what Open cut off the newest segment, if anything.
 	cut TailCut
+	// damaged lists the damaged records kept in place
+	// (Options.KeepDamaged), in zxid order.
+	damaged []Record
 }
 
 // TailCut describes the torn tail Open cut off the log.
@@ -83,10 +114,28 @@ type TailCut struct {
 	// tell which; its user, which may have promised that record to others,
 	// must treat it as lost acknowledged state.
 	Damaged bool
+	// Zxid and Mask are the first cut record's zxid and namespace mask
+	// when its header checksum held (Zxid > 0); Mask is MaskAll for a
+	// version 1 record. When the header did not hold, Zxid is 0 and Mask
+	// is MaskAll: the cut bytes may have been any record.
+	Zxid int64
+	Mask uint64
 }
 
 // Cut returns what Open cut off the log (Bytes is zero when nothing).
 func (l *Log) Cut() TailCut { return l.cut }
+
+// Damaged returns the damaged records Open kept in place under
+// Options.KeepDamaged (and that no TruncateAfter or PurgeBefore has
+// removed since), in zxid order: each with its place, zxid and mask,
+// Damaged set and no payload. It is empty without KeepDamaged. A kept
+// record that ends up last in the newest segment is cut, as a damaged
+// last record, at the next Open (Cut names it).
+func (l *Log) Damaged() []Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Record(nil), l.damaged...)
+}
 
 // Open opens the log in dir, creating the directory if needed, and
 // recovers it: it validates every segment, cuts a torn tail off the newest
@@ -96,7 +145,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if opts.SegmentBytes == 0 {
 		opts.SegmentBytes = DefaultSegmentBytes
 	}
-	if opts.SegmentBytes < segmentHeaderSize+recordHeaderSize {
+	if opts.SegmentBytes < segmentHeaderSize+int64(recordHeaderSize(opts.version())) {
 		return nil, fmt.Errorf("wal: SegmentBytes %d is too small", opts.SegmentBytes)
 	}
 	if opts.Logger == nil {
@@ -146,7 +195,7 @@ func (l *Log) recover() error {
 	}
 	infos := make([]segmentInfo, 0, len(segs))
 	for i, seg := range segs {
-		info, err := validateSegment(seg, i == len(segs)-1)
+		info, err := validateSegment(seg, i == len(segs)-1, l.opts.KeepDamaged)
 		if err != nil {
 			return err
 		}
@@ -155,6 +204,11 @@ func (l *Log) recover() error {
 				return err
 			}
 		}
+		for _, r := range info.kept {
+			l.logger.Error("wal: keeping a damaged record in place (its header holds, its payload fails its checksum)",
+				"file", r.Segment, "offset", r.Offset, "zxid", formatZxid(r.Zxid), "mask", fmt.Sprintf("%#x", r.Mask))
+		}
+		l.damaged = append(l.damaged, info.kept...)
 		infos = append(infos, info)
 	}
 	if n := len(infos); n > 0 && infos[n-1].size > infos[n-1].end {
@@ -169,7 +223,7 @@ func (l *Log) recover() error {
 	}
 	if n := len(infos); n > 0 {
 		newest := infos[n-1]
-		if err := l.openActive(newest.path, newest.end); err != nil {
+		if err := l.openActive(newest.path, newest.header.version, newest.end); err != nil {
 			return err
 		}
 		l.lastZxid = newest.lastZxid
@@ -180,11 +234,12 @@ func (l *Log) recover() error {
 // cutTornTail truncates the newest segment after its last valid record and
 // makes the truncation durable.
 func (l *Log) cutTornTail(info *segmentInfo) error {
-	l.cut = TailCut{Bytes: info.size - info.end, AfterZxid: info.lastZxid, Reason: info.tornReason, Damaged: info.damaged}
-	if info.damaged {
+	l.cut = info.tailCut()
+	if l.cut.Damaged {
 		l.logger.Error("wal: cutting a damaged record off the end of the log (whole, with a bad checksum: it may have been acknowledged)",
 			"file", info.path, "offset", info.end, "bytes_dropped", info.size-info.end,
-			"reason", info.tornReason, "last_zxid", formatZxid(info.lastZxid))
+			"reason", info.tornReason, "last_zxid", formatZxid(info.lastZxid),
+			"cut_zxid", formatZxid(l.cut.Zxid), "cut_mask", fmt.Sprintf("%#x", l.cut.Mask))
 	} else {
 		l.logger.Warn("wal: cutting torn tail of the log (a write interrupted by a crash, never acknowledged)",
 			"file", info.path, "offset", info.end, "bytes_dropped", info.size-info.end,
@@ -208,9 +263,9 @@ func (l *Log) cutTornTail(info *segmentInfo) error {
 	return nil
 }
 
-// openActive makes the segment at path, whose valid data ends at size, the
-// one Append writes to.
-func (l *Log) openActive(path string, size int64) error {
+// openActive makes the segment at path, of the given format version and
+// whose valid data ends at size, the one Append writes to.
+func (l *Log) openActive(path string, version uint32, size int64) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
@@ -224,12 +279,12 @@ func (l *Log) openActive(path string, size int64) error {
 		f.Close()
 		return fmt.Errorf("wal: %s is %d bytes, expected %d", path, st.Size(), size)
 	}
-	l.setActive(f, path, size)
+	l.setActive(f, path, version, size)
 	return nil
 }
 
-func (l *Log) setActive(f *os.File, path string, size int64) {
-	l.active, l.activePath, l.size = f, path, size
+func (l *Log) setActive(f *os.File, path string, version uint32, size int64) {
+	l.active, l.activePath, l.activeVersion, l.size = f, path, version, size
 	if l.w == nil {
 		l.w = bufio.NewWriterSize(f, writeBufferBytes)
 	} else {

@@ -115,7 +115,7 @@ func TestRotation(t *testing.T) {
 	}
 	prevLast := int64(0)
 	for _, s := range segs {
-		info, err := validateSegment(s, false)
+		info, err := validateSegment(s, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
 )
@@ -21,7 +22,9 @@ func (l *Log) PurgeBefore(zxid int64) ([]string, error) {
 	if err := l.usable(); err != nil {
 		return nil, err
 	}
-	return purgeSegments(l.dir, zxid, l.activePath, l.opts.NoSync, l.logger)
+	removed, err := purgeSegments(l.dir, zxid, l.activePath, l.opts.NoSync, l.logger)
+	l.damaged = slices.DeleteFunc(l.damaged, func(r Record) bool { return slices.Contains(removed, r.Segment) })
+	return removed, err
 }
 
 // PurgeDir is PurgeBefore for a directory: if a Log is open on dir in this

@@ -13,13 +13,28 @@ import (
 // is returned as is.
 //
 // Records appended but not yet synced are included. Every record is
-// verified again while it is read; damage is reported as a *CorruptError.
-// If records after fromZxid have been purged, Replay returns an error
-// wrapping ErrPurged before calling fn at all.
+// verified again while it is read; damage is reported as a *CorruptError,
+// including a damaged record Options.KeepDamaged kept in place (read those
+// with ReplayRecords). If records after fromZxid have been purged, Replay
+// returns an error wrapping ErrPurged before calling fn at all.
 //
 // Replay holds the Log's lock throughout, so fn must not call methods of
 // the same Log.
 func (l *Log) Replay(fromZxid int64, fn func(zxid int64, payload []byte) error) error {
+	return l.replay(fromZxid, false, func(r Record) error { return fn(r.Zxid, r.Payload) })
+}
+
+// ReplayRecords is Replay handing over whole records: with their place,
+// namespace mask and format, and, on a log opened with
+// Options.KeepDamaged, the damaged records kept in place (Damaged set,
+// Payload nil) where they fall in zxid order. fn may keep r.Payload.
+func (l *Log) ReplayRecords(fromZxid int64, fn func(r Record) error) error {
+	return l.replay(fromZxid, l.opts.KeepDamaged, fn)
+}
+
+// replay runs Replay and ReplayRecords; keepDamaged hands a version 2
+// record whose payload alone is damaged to fn instead of failing.
+func (l *Log) replay(fromZxid int64, keepDamaged bool, fn func(Record) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
@@ -47,7 +62,7 @@ func (l *Log) Replay(fromZxid int64, fn func(zxid int64, payload []byte) error) 
 		if segs[i].path == l.activePath && l.active != nil {
 			size = l.size
 		}
-		last, err = replaySegment(segs[i], size, i == start, last, fromZxid, fn)
+		last, err = replaySegment(segs[i], size, i == start, last, fromZxid, keepDamaged, fn)
 		if err != nil {
 			return err
 		}
@@ -59,7 +74,7 @@ func (l *Log) Replay(fromZxid int64, fn func(zxid int64, payload []byte) error) 
 // the number of bytes to read, or -1 for the whole file. first says whether
 // this is the first segment read; otherwise prevLast is the last zxid of
 // the previous one, which the header must name.
-func replaySegment(seg segmentFile, size int64, first bool, prevLast, fromZxid int64, fn func(int64, []byte) error) (int64, error) {
+func replaySegment(seg segmentFile, size int64, first bool, prevLast, fromZxid int64, keepDamaged bool, fn func(Record) error) (int64, error) {
 	f, err := os.Open(seg.path)
 	if err != nil {
 		return 0, err
@@ -84,26 +99,29 @@ func replaySegment(seg segmentFile, size int64, first bool, prevLast, fromZxid i
 		return 0, corrupt(seg.path, 0, "segment follows zxid %#x but the previous segment ends at %#x", h.prev, prevLast)
 	}
 	last := h.prev
-	sc := newScanner(f, size, true)
+	sc := newScanner(f, size, h.version, true)
 	for {
 		off := sc.off
-		zxid, payload, err := sc.next()
+		rh, payload, err := sc.next()
 		if err == io.EOF {
 			return last, nil
 		}
+		r := Record{Segment: seg.path, Offset: off, Zxid: rh.zxid, Mask: rh.mask, Tagged: h.version == versionTagged, Payload: payload}
 		var bad *badRecord
 		if errors.As(err, &bad) {
-			return 0, corrupt(seg.path, bad.off, "%s", bad.reason)
-		}
-		if err != nil {
+			if !keepDamaged || !bad.keepable(h.version) {
+				return 0, corrupt(seg.path, bad.off, "%s", bad.reason)
+			}
+			r = damagedRecord(seg.path, bad)
+		} else if err != nil {
 			return 0, err
 		}
-		if zxid <= last {
-			return 0, corrupt(seg.path, off, "zxid %#x out of order after %#x", zxid, last)
+		if r.Zxid <= last {
+			return 0, corrupt(seg.path, off, "zxid %#x out of order after %#x", r.Zxid, last)
 		}
-		last = zxid
-		if zxid > fromZxid {
-			if err := fn(zxid, payload); err != nil {
+		last = r.Zxid
+		if r.Zxid > fromZxid {
+			if err := fn(r); err != nil {
 				return 0, err
 			}
 		}

@@ -88,8 +88,10 @@ func listTemps(dir string) ([]string, error) {
 // header is written and synced under a temporary name, then renamed, then
 // the directory is synced. So a segment file that exists under its real
 // name always has a complete header, and a crash leaves at most a temporary
-// file that Open removes. The returned file is open for appending.
-func createSegment(dir string, h segmentHeader, noSync bool) (f *os.File, path string, err error) {
+// file that Open removes. The returned file is open for appending. With
+// replace, a segment of the same name, which must hold no record, is
+// replaced by the rename; otherwise an existing one is an error.
+func createSegment(dir string, h segmentHeader, replace, noSync bool) (f *os.File, path string, err error) {
 	path = filepath.Join(dir, segmentName(h.base()))
 	tmp := path + tempSuffix
 	f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
@@ -110,7 +112,7 @@ func createSegment(dir string, h segmentHeader, noSync bool) (f *os.File, path s
 			return nil, "", err
 		}
 	}
-	if _, err = os.Stat(path); err == nil {
+	if _, err = os.Stat(path); err == nil && !replace {
 		return nil, "", fmt.Errorf("wal: segment %s already exists", path)
 	}
 	if err = os.Rename(tmp, path); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
 )
@@ -77,7 +78,7 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 		}
 	}
 	seg := segs[keep-1]
-	end, last, err := endAfter(seg, zxid)
+	end, last, version, err := endAfter(seg, zxid, l.opts.KeepDamaged)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 		if err != nil {
 			return err
 		}
-		l.setActive(f, seg.path, end)
+		l.setActive(f, seg.path, version, end)
 	}
 	if err := l.active.Truncate(end); err != nil {
 		return err
@@ -102,39 +103,45 @@ func (l *Log) truncateAfter(segs []segmentFile, zxid int64) error {
 	l.size = end
 	l.dirty = false
 	l.lastZxid = last
+	l.damaged = slices.DeleteFunc(l.damaged, func(r Record) bool { return r.Zxid > last })
 	return nil
 }
 
 // endAfter returns the offset just past the last record of seg with a zxid
-// not greater than zxid, and that record's zxid.
-func endAfter(seg segmentFile, zxid int64) (end, last int64, err error) {
+// not greater than zxid, that record's zxid, and the segment's format
+// version. keepDamaged passes over a version 2 record whose payload alone
+// is damaged (Options.KeepDamaged kept it) as over a valid one.
+func endAfter(seg segmentFile, zxid int64, keepDamaged bool) (end, last int64, version uint32, err error) {
 	f, err := os.Open(seg.path)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	h, err := readSegmentHeader(f, seg.path, seg.base)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	end, last = segmentHeaderSize, h.prev
-	sc := newScanner(f, st.Size(), false)
+	sc := newScanner(f, st.Size(), h.version, false)
 	for {
-		z, _, err := sc.next()
-		if err == io.EOF || (err == nil && z > zxid) {
-			return end, last, nil
-		}
+		rh, _, err := sc.next()
 		var bad *badRecord
 		if errors.As(err, &bad) {
-			return 0, 0, corrupt(seg.path, bad.off, "%s", bad.reason)
+			if !keepDamaged || !bad.keepable(h.version) {
+				return 0, 0, 0, corrupt(seg.path, bad.off, "%s", bad.reason)
+			}
+			rh, err = bad.header, nil
+		}
+		if err == io.EOF || (err == nil && rh.zxid > zxid) {
+			return end, last, h.version, nil
 		}
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		end, last = sc.off, z
+		end, last = sc.off, rh.zxid
 	}
 }

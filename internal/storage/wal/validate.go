@@ -12,28 +12,46 @@ type segmentInfo struct {
 	segmentFile
 	header  segmentHeader
 	records int
-	// lastZxid is the zxid of the segment's last valid record, or
-	// header.prev when it holds none.
+	// lastZxid is the zxid of the segment's last record (valid or kept
+	// damaged), or header.prev when it holds none.
 	lastZxid int64
-	// end is the offset just past the last valid record.
+	// end is the offset just past the last record kept.
 	end int64
 	// size is the file's size; bytes in [end, size) are a torn tail to cut.
 	size int64
 	// tornReason says why the tail is torn when size > end.
 	tornReason string
-	// damaged: the torn tail is a whole record whose bytes changed after
-	// it was written, not what an interrupted write leaves (see
+	// tornRecord is the header of the first record of the torn tail, when
+	// its checksum holds (tornRecordOK).
+	tornRecord   recordHeader
+	tornRecordOK bool
+	// tornDamaged: the torn tail is a whole record whose bytes changed
+	// after it was written, not what an interrupted write leaves (see
 	// TailCut.Damaged).
-	damaged bool
+	tornDamaged bool
+	// kept lists the damaged records kept in place (Options.KeepDamaged).
+	kept []Record
+}
+
+// tailCut describes the segment's torn tail as TailCut reports it.
+func (info *segmentInfo) tailCut() TailCut {
+	c := TailCut{Bytes: info.size - info.end, AfterZxid: info.lastZxid, Reason: info.tornReason, Damaged: info.tornDamaged, Mask: MaskAll}
+	if info.tornRecordOK {
+		c.Zxid, c.Mask = info.tornRecord.zxid, info.tornRecord.mask
+	}
+	return c
 }
 
 // validateSegment reads every record of seg, checking checksums and zxid
 // order (every record's zxid is larger than the one before it, the first
 // one larger than the header's prev). newest says whether seg is the last
 // segment of the log: only there can a bad record be a torn tail, and only
-// if nothing valid follows it. Everything else that fails is returned as a
-// *CorruptError.
-func validateSegment(seg segmentFile, newest bool) (segmentInfo, error) {
+// if nothing valid follows it. keepDamaged applies the rule of
+// Options.KeepDamaged: a record of a version 2 segment whose header holds
+// but whose payload does not, and which is not a torn tail, is kept in
+// place and listed rather than failing. Everything else that fails is
+// returned as a *CorruptError.
+func validateSegment(seg segmentFile, newest, keepDamaged bool) (segmentInfo, error) {
 	f, err := os.Open(seg.path)
 	if err != nil {
 		return segmentInfo{}, err
@@ -48,21 +66,32 @@ func validateSegment(seg segmentFile, newest bool) (segmentInfo, error) {
 		return segmentInfo{}, err
 	}
 	info := segmentInfo{segmentFile: seg, header: h, lastZxid: h.prev, end: segmentHeaderSize, size: st.Size()}
-	sc := newScanner(f, st.Size(), false)
+	sc := newScanner(f, st.Size(), h.version, false)
 	for {
 		off := sc.off
-		zxid, _, err := sc.next()
+		rh, _, err := sc.next()
 		if err == io.EOF {
 			return info, nil
 		}
 		var bad *badRecord
 		if errors.As(err, &bad) {
-			reason, err := classifyBadRecord(f, seg.path, bad, info.size, newest)
+			reason, err := classifyBadRecord(f, seg.path, h.version, bad, info.size, newest)
+			var ce *CorruptError
+			if errors.As(err, &ce) && keepDamaged && bad.keepable(h.version) {
+				if bad.header.zxid <= info.lastZxid {
+					return segmentInfo{}, corrupt(seg.path, off, "damaged record's zxid %#x does not follow %#x", bad.header.zxid, info.lastZxid)
+				}
+				info.kept = append(info.kept, damagedRecord(seg.path, bad))
+				info.lastZxid = bad.header.zxid
+				info.end = bad.next
+				continue
+			}
 			if err != nil {
 				return segmentInfo{}, err
 			}
 			info.tornReason = reason
-			if info.damaged, err = wholeRecordDamaged(f, bad, info.size); err != nil {
+			info.tornRecord, info.tornRecordOK = bad.header, bad.next >= 0
+			if info.tornDamaged, err = wholeRecordDamaged(f, h.version, bad, info.size); err != nil {
 				return segmentInfo{}, err
 			}
 			return info, nil
@@ -70,13 +99,18 @@ func validateSegment(seg segmentFile, newest bool) (segmentInfo, error) {
 		if err != nil {
 			return segmentInfo{}, err
 		}
-		if zxid <= info.lastZxid {
-			return segmentInfo{}, corrupt(seg.path, off, "zxid %#x does not follow %#x", zxid, info.lastZxid)
+		if rh.zxid <= info.lastZxid {
+			return segmentInfo{}, corrupt(seg.path, off, "zxid %#x does not follow %#x", rh.zxid, info.lastZxid)
 		}
 		info.records++
-		info.lastZxid = zxid
+		info.lastZxid = rh.zxid
 		info.end = sc.off
 	}
+}
+
+// damagedRecord describes a record whose payload alone is damaged.
+func damagedRecord(path string, bad *badRecord) Record {
+	return Record{Segment: path, Offset: bad.off, Zxid: bad.header.zxid, Mask: bad.header.mask, Tagged: true, Damaged: true}
 }
 
 // sectorBytes is the unit in which a disk persists writes atomically (at
@@ -101,7 +135,7 @@ const sectorBytes = 512
 //
 // Anything else (a bit flip or overwrite in a record with valid data after
 // it) may be damage to an acknowledged record, and is corruption.
-func classifyBadRecord(f *os.File, path string, bad *badRecord, size int64, newest bool) (string, error) {
+func classifyBadRecord(f *os.File, path string, version uint32, bad *badRecord, size int64, newest bool) (string, error) {
 	if !newest {
 		return "", corrupt(path, bad.off, "%s in a segment that is not the newest", bad.reason)
 	}
@@ -118,14 +152,14 @@ func classifyBadRecord(f *os.File, path string, bad *badRecord, size int64, newe
 	if from < 0 {
 		from = bad.off + 1
 	}
-	off, zxid, found, err := findValidRecord(f, from, size)
+	off, zxid, found, err := findValidRecord(f, version, from, size)
 	if err != nil {
 		return "", err
 	}
 	if !found {
 		return bad.reason, nil
 	}
-	sector, err := unwrittenSector(f, bad, off)
+	sector, err := unwrittenSector(f, version, bad, off)
 	if err != nil {
 		return "", err
 	}
@@ -143,10 +177,10 @@ func classifyBadRecord(f *os.File, path string, bad *badRecord, size int64, newe
 // interrupted write leaves the record short or some of its sectors unwritten
 // (zero); a record that is whole and still fails its checksum was damaged at
 // rest, and may have been acknowledged.
-func wholeRecordDamaged(f io.ReaderAt, bad *badRecord, size int64) (bool, error) {
+func wholeRecordDamaged(f io.ReaderAt, version uint32, bad *badRecord, size int64) (bool, error) {
 	end := bad.next
 	if end < 0 {
-		end = bad.off + recordHeaderSize
+		end = bad.off + int64(recordHeaderSize(version))
 	}
 	if end > size {
 		return false, nil // short: the write did not finish
@@ -173,10 +207,10 @@ func wholeRecordDamaged(f io.ReaderAt, bad *badRecord, size int64) (bool, error)
 // the next valid record, or -1 if there is none. A record's extent is known
 // when its header checksum holds; otherwise the damage must reach into the
 // header itself.
-func unwrittenSector(f io.ReaderAt, bad *badRecord, nextValid int64) (int64, error) {
+func unwrittenSector(f io.ReaderAt, version uint32, bad *badRecord, nextValid int64) (int64, error) {
 	limit := bad.next
 	if limit < 0 {
-		limit = bad.off + recordHeaderSize
+		limit = bad.off + int64(recordHeaderSize(version))
 	}
 	for s := (bad.off + sectorBytes - 1) / sectorBytes * sectorBytes; s < limit && s+sectorBytes <= nextValid; s += sectorBytes {
 		zero, err := allZero(f, s, s+sectorBytes)
