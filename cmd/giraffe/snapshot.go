@@ -188,7 +188,7 @@ procedures.`,
 					return seedErr
 				})
 			} else {
-				st, err = backup.Restore(args[0], cfg.SnapDir(), dirs)
+				st, err = backup.Restore(args[0], cfg.SnapDir(), cfg.LogDir(), dirs)
 			}
 			if err != nil {
 				return err

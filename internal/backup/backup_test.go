@@ -78,13 +78,13 @@ func TestInspectDumpRestore(t *testing.T) {
 
 	used := t.TempDir()
 	os.WriteFile(filepath.Join(used, "hardstate"), []byte("1"), 0o600)
-	if _, err := Restore(file, filepath.Join(used, "snap"), []string{used}); err == nil {
+	if _, err := Restore(file, filepath.Join(used, "snap"), filepath.Join(used, "log"), []string{used}); err == nil {
 		t.Fatal("Restore wrote into a directory in use")
 	}
 	// A myid file alone names the member the directory is for.
 	fresh := t.TempDir()
 	os.WriteFile(filepath.Join(fresh, "myid"), []byte("1"), 0o600)
-	if _, err := Restore(file, filepath.Join(fresh, "snap"), []string{fresh}); err != nil {
+	if _, err := Restore(file, filepath.Join(fresh, "snap"), filepath.Join(fresh, "log"), []string{fresh}); err != nil {
 		t.Fatal(err)
 	}
 	var back *datatree.Tree
@@ -94,6 +94,16 @@ func TestInspectDumpRestore(t *testing.T) {
 	}); err != nil || back.Digest() != tree.Digest() || back.LastZxid() != tree.LastZxid() {
 		t.Fatalf("the restored snapshot: %v", err)
 	}
+	// The log begins after the snapshot: it does not hold the history
+	// before it.
+	lg, err := wal.Open(filepath.Join(fresh, "log"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.Replay(0, func(int64, []byte) error { return nil }); !errors.Is(err, wal.ErrPurged) {
+		t.Fatalf("replaying the restored log from 0: %v, want ErrPurged", err)
+	}
+	lg.Close()
 
 	b, _ := os.ReadFile(file)
 	b[len(b)/2] ^= 1

@@ -8,18 +8,32 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/storage/snap"
+	"github.com/giraffe-coord/giraffe/internal/storage/wal"
 )
 
 // Restore makes the snapshot file the whole state of a fresh standalone
 // data directory: it writes the file's tree to snapDir as the server's own
 // snapshot at the file's zxid (snap.Save: fsynced, then renamed), through
-// RestoreWith. A standalone server started on the directory loads that
-// snapshot and finds an empty log after it, so it serves exactly the
-// snapshot's tree and continues the zxids after it.
-func Restore(file, snapDir string, dirs []string) (Status, error) {
+// RestoreWith, and begins the log in logDir after that zxid
+// (wal.Log.StartAfter). A standalone server started on the directory loads
+// that snapshot and finds an empty log after it, so it serves exactly the
+// snapshot's tree and continues the zxids after it; and should every
+// snapshot be damaged one day, the log says that it does not hold the
+// whole history.
+func Restore(file, snapDir, logDir string, dirs []string) (Status, error) {
 	return RestoreWith(file, dirs, func(tree *datatree.Tree) error {
-		_, err := snap.Save(snapDir, tree.LastZxid(), func(w io.Writer) error { return tree.WriteSnapshot(w) })
-		return err
+		if _, err := snap.Save(snapDir, tree.LastZxid(), func(w io.Writer) error { return tree.WriteSnapshot(w) }); err != nil {
+			return err
+		}
+		lg, err := wal.Open(logDir, wal.Options{})
+		if err != nil {
+			return err
+		}
+		if err := lg.StartAfter(tree.LastZxid()); err != nil {
+			lg.Close()
+			return err
+		}
+		return lg.Close()
 	})
 }
 

@@ -154,3 +154,29 @@ func (l *Log) Sync() error {
 	}
 	return nil
 }
+
+// StartAfter makes an empty log begin after zxid: its first segment names
+// zxid as the record before it, as if the log up to zxid had been purged.
+// A state installed from elsewhere at zxid (a restored snapshot) has no
+// history in this log, and replay from before zxid must fail with
+// ErrPurged rather than rebuild a state without it. It fails on a log
+// that holds a segment already.
+func (l *Log) StartAfter(zxid int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	segs, err := listSegments(l.dir)
+	if err != nil {
+		return err
+	}
+	if len(segs) > 0 || l.active != nil {
+		return fmt.Errorf("wal: StartAfter on a log that has segments")
+	}
+	if zxid < 0 {
+		return fmt.Errorf("wal: StartAfter(%d): %w", zxid, ErrZxidOrder)
+	}
+	l.lastZxid = zxid
+	return l.rotate()
+}

@@ -455,3 +455,42 @@ func TestFlushSurvivesProcessCrash(t *testing.T) {
 	defer closeT(t, crashed)
 	checkRecs(t, replayAll(t, crashed, 0), want)
 }
+
+// TestStartAfter checks that a log begun after a zxid refuses a replay
+// from before it, replays and appends after it, and keeps its start
+// across a reopen.
+func TestStartAfter(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartAfter(0x500000007); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StartAfter(9); err == nil {
+		t.Fatal("StartAfter twice succeeded")
+	}
+	if err := l.Append(0x500000007, []byte("x")); !errors.Is(err, ErrZxidOrder) {
+		t.Fatalf("append at the start: %v", err)
+	}
+	if err := l.Append(0x500000008, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Replay(0, func(int64, []byte) error { return nil }); !errors.Is(err, ErrPurged) {
+		t.Fatalf("replay from 0: %v, want ErrPurged", err)
+	}
+	var got []int64
+	if err := l.Replay(0x500000007, func(z int64, _ []byte) error { got = append(got, z); return nil }); err != nil || len(got) != 1 {
+		t.Fatalf("replay after the start: %v, %v", got, err)
+	}
+}
