@@ -45,9 +45,13 @@ func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
 		if ns.Name != "" {
 			sub = byName[ns.Name] // a root not created yet accounts for nothing
 		}
-		st.Namespaces = append(st.Namespaces, adminapi.NamespaceStatus{
+		nst := adminapi.NamespaceStatus{
 			Name: ns.Name, Root: ns.Root(), Level: ns.Level.String(), State: adminapi.StateHealthy,
-			LastZxid: sub.LastZxid, Nodes: sub.Nodes, Digest: fmt.Sprintf("%016x", sub.Digest)})
+			LastZxid: sub.LastZxid, Nodes: sub.Nodes, Digest: fmt.Sprintf("%016x", sub.Digest)}
+		if q, ok := s.quar.lookup(ns.Name); ok && ns.Name != "" {
+			nst.State, nst.QuarantinedSince, nst.Reason = adminapi.StateQuarantined, q.Since, q.Reason
+		}
+		st.Namespaces = append(st.Namespaces, nst)
 	}
 	return st
 }
@@ -61,12 +65,14 @@ func (s *Server) namespacesHandler(w http.ResponseWriter, r *http.Request) {
 // namespaceCollector exports the namespaces' gauges, read from the tree
 // when scraped.
 type namespaceCollector struct {
-	s                *Server
-	lastZxid, znodes *prometheus.Desc
+	s                             *Server
+	lastZxid, znodes, quarantined *prometheus.Desc
 }
 
 func newNamespaceCollector(s *Server) *namespaceCollector {
 	return &namespaceCollector{s: s,
+		quarantined: prometheus.NewDesc("giraffe_namespace_quarantined",
+			"1 while the namespace is quarantined on this server (its data was found damaged), else 0.", []string{"ns"}, nil),
 		lastZxid: prometheus.NewDesc("giraffe_namespace_last_zxid",
 			"Last applied zxid that changed the namespace.", []string{"ns"}, nil),
 		znodes: prometheus.NewDesc("giraffe_namespace_znodes",
@@ -78,6 +84,7 @@ func newNamespaceCollector(s *Server) *namespaceCollector {
 func (c *namespaceCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lastZxid
 	ch <- c.znodes
+	ch <- c.quarantined
 }
 
 // Collect implements prometheus.Collector.
@@ -85,5 +92,10 @@ func (c *namespaceCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, ns := range c.s.namespacesStatus().Namespaces {
 		ch <- prometheus.MustNewConstMetric(c.lastZxid, prometheus.GaugeValue, float64(ns.LastZxid), ns.Root)
 		ch <- prometheus.MustNewConstMetric(c.znodes, prometheus.GaugeValue, float64(ns.Nodes), ns.Root)
+		q := 0.0
+		if ns.State == adminapi.StateQuarantined {
+			q = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.quarantined, prometheus.GaugeValue, q, ns.Root)
 	}
 }

@@ -211,6 +211,9 @@ func (p *pipeline) logLoop() {
 		defer close(p.toApply)
 	}
 	var buf []byte
+	// A log with namespaces declared carries in each record the
+	// namespaces it changes (quarantine.go).
+	tagged := p.s.cfg.Namespaces.Len() > 0
 	for {
 		var first *proposal
 		select {
@@ -238,7 +241,11 @@ func (p *pipeline) logLoop() {
 			pr.entry.Zxid = p.zxid
 			pr.entry.Time = now
 			buf = pr.entry.Marshal(buf[:0])
-			if err := p.wal.Append(p.zxid, buf); err != nil {
+			mask := wal.MaskAll
+			if tagged {
+				mask = entryMask(p.s.cfg.Namespaces, pr.entry)
+			}
+			if err := p.wal.AppendTagged(p.zxid, mask, buf); err != nil {
 				p.s.fail(err)
 				return
 			}

@@ -73,6 +73,10 @@ func (c *conn) handle(frame []byte) string {
 		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), zkproto.ErrMarshallingError, nil) })
 		return ""
 	}
+	if code, body, refused := s.quar.refuse(h.Op, req); refused {
+		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), code, body) })
+		return ""
+	}
 	switch r := req.(type) {
 	case *zkproto.ReconfigRequest:
 		c.reconfig(h.Xid, r)

@@ -31,9 +31,10 @@
 //     snapshots, recovery);
 //   - replicated.go, owners.go, peers.go, peers_tcp.go: the ensemble
 //     orderer (Group Paxos, session owners, the peer transport);
-//   - namespaces.go, weak.go, weak_ensemble.go, nsstatus.go: namespaces,
-//     weak writes answered once ordered (standalone and in an ensemble),
-//     and each namespace's status;
+//   - namespaces.go, weak.go, weak_ensemble.go, nsstatus.go,
+//     quarantine.go: namespaces, weak writes answered once ordered
+//     (standalone and in an ensemble), each namespace's status, and the
+//     namespaces a standalone server found damaged and serves no more;
 //   - membership.go, reconfig.go, join.go: the ensemble's membership, the
 //     changes the leader makes, and joining a running ensemble;
 //   - admin.go, commands.go, backup.go, faults.go, metrics.go,
@@ -107,6 +108,9 @@ type Server struct {
 	// answerEarly: weak writes are answered before they are applied
 	// (weak.go).
 	answerEarly bool
+	// quar holds a standalone server's quarantined namespaces
+	// (quarantine.go); nil when none is.
+	quar *quarantine
 
 	ln        net.Listener // the plain client port; nil with NoClientPort
 	secureLn  net.Listener // the secure client port (tls.go), or nil
@@ -173,11 +177,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		s.metrics.register(s)
 		return s, nil
 	}
-	tree, lg, err := recoverState(&s.cfg, logger)
+	tree, lg, quar, err := recoverState(&s.cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	s.tree = tree
+	s.tree, s.quar = tree, quar
 	s.nsDeclared.Store(tree.Declares(s.cfg.Namespaces))
 	for _, si := range tree.Sessions() {
 		s.sessions.Add(si.ID, time.Duration(si.Timeout)*time.Millisecond, time.Now())

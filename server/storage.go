@@ -20,10 +20,15 @@ import (
 // fsynced before it was acknowledged, so the result is exactly the
 // acknowledged state (plus, possibly, writes that were logged but whose
 // acknowledgement the crash prevented, which a client must treat as unknown).
-func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, error) {
+//
+// With namespaces declared, the log's records carry the namespaces they
+// change, and a record found damaged at rest quarantines those namespaces
+// instead of stopping the server (quarantine.go): the returned quarantine
+// is then not empty, and it is on disk before recoverState returns.
+func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *quarantine, error) {
 	for _, dir := range []string{cfg.SnapDir(), cfg.LogDir()} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	tree := datatree.New()
@@ -39,39 +44,98 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, e
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading snapshot: %w", err)
+		return nil, nil, nil, fmt.Errorf("loading snapshot: %w", err)
 	}
 	if found {
 		logger.Info("loaded snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "nodes", tree.NodeCount())
 	}
-	lg, err := wal.Open(cfg.LogDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync})
+	tagged := cfg.Namespaces.Len() > 0
+	lg, err := wal.Open(cfg.LogDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync, Tagged: tagged, KeepDamaged: tagged})
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening log: %w", err)
+		return nil, nil, nil, fmt.Errorf("opening log: %w", err)
+	}
+	var q *quarantine
+	if tagged {
+		if q, err = quarantineDamage(cfg, lg, tree.LastZxid()); err != nil {
+			lg.Close()
+			return nil, nil, nil, err
+		}
+		tree.SetGate(q.admit)
 	}
 	replayed := 0
-	err = lg.Replay(tree.LastZxid(), func(z int64, payload []byte) error {
-		e, err := txn.Unmarshal(payload)
-		if err != nil {
-			return fmt.Errorf("log entry 0x%x: %w", z, err)
+	err = lg.ReplayRecords(tree.LastZxid(), func(r wal.Record) error {
+		if r.Damaged {
+			// Its namespaces are quarantined from it on; the others
+			// never depended on it.
+			tree.Apply(&txn.Entry{Zxid: r.Zxid, Op: txn.Op{Kind: txn.KindNoop}})
+			return nil
 		}
-		if e.Zxid != z {
-			return fmt.Errorf("log record 0x%x holds entry 0x%x", z, e.Zxid)
+		e, err := txn.Unmarshal(r.Payload)
+		if err != nil {
+			return fmt.Errorf("log entry 0x%x: %w", r.Zxid, err)
+		}
+		if e.Zxid != r.Zxid {
+			return fmt.Errorf("log record 0x%x holds entry 0x%x", r.Zxid, e.Zxid)
 		}
 		tree.Apply(e)
 		replayed++
 		return nil
 	})
+	if err == nil {
+		err = q.err()
+	}
 	if err != nil {
 		lg.Close()
-		return nil, nil, fmt.Errorf("replaying log: %w", err)
+		return nil, nil, nil, fmt.Errorf("replaying log: %w", err)
 	}
 	if lg.LastZxid() > tree.LastZxid() {
 		lg.Close()
-		return nil, nil, fmt.Errorf("log ends at 0x%x but replay reached only 0x%x", lg.LastZxid(), tree.LastZxid())
+		return nil, nil, nil, fmt.Errorf("log ends at 0x%x but replay reached only 0x%x", lg.LastZxid(), tree.LastZxid())
+	}
+	if !q.empty() {
+		if err := q.save(cfg.DataDir); err != nil {
+			lg.Close()
+			return nil, nil, nil, fmt.Errorf("recording the quarantine: %w", err)
+		}
+		for _, r := range q.list() {
+			logger.Error("namespace quarantined: its data on this server is damaged; requests under it get DATAINCONSISTENCY, the other namespaces are served",
+				"namespace", "/"+r.Name, "since", fmt.Sprintf("0x%x", r.Since), "reason", r.Reason)
+		}
 	}
 	logger.Info("recovered", "zxid", fmt.Sprintf("0x%x", tree.LastZxid()), "replayed", replayed,
 		"nodes", tree.NodeCount(), "sessions", len(tree.Sessions()))
-	return tree, lg, nil
+	return tree, lg, q, nil
+}
+
+// quarantineDamage gathers the quarantine of a log with namespaces: the
+// one recorded by earlier starts, and the namespaces of every record
+// after the snapshot (at zxid from) that the log found damaged, kept in
+// place or cut off its end. A damaged record at or before the snapshot
+// is harmless: the snapshot holds its effect.
+func quarantineDamage(cfg *Config, lg *wal.Log, from int64) (*quarantine, error) {
+	q, err := loadQuarantine(cfg.DataDir, cfg.Namespaces)
+	if err != nil {
+		return nil, fmt.Errorf("reading the quarantine: %w", err)
+	}
+	for _, r := range lg.Damaged() {
+		if r.Zxid <= from {
+			continue
+		}
+		what := fmt.Sprintf("log record %#x (%s, offset %d) fails its checksum", r.Zxid, r.Segment, r.Offset)
+		if err := q.attribute(r.Zxid, r.Mask, what); err != nil {
+			return nil, err
+		}
+	}
+	if cut := lg.Cut(); cut.Damaged && cut.Zxid > from {
+		what := fmt.Sprintf("the log's last record %#x was damaged at rest (%s)", cut.Zxid, cut.Reason)
+		if err := q.attribute(cut.Zxid, cut.Mask, what); err != nil {
+			return nil, err
+		}
+	} else if cut.Damaged && cut.Zxid == 0 {
+		return nil, fmt.Errorf("the log's last record after %#x was damaged at rest and its header cannot be read (%s): the namespaces it changed are unknown",
+			cut.AfterZxid, cut.Reason)
+	}
+	return q, nil
 }
 
 // snapshotter writes snapshots in the background. The tree is serialized

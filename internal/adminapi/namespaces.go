@@ -14,9 +14,15 @@ import (
 // status (GET, no token: NamespacesStatus).
 const PathNamespaces = "/namespaces"
 
-// StateHealthy is the one state a namespace has: every namespace is
-// served, since no server quarantines a namespace.
-const StateHealthy = "healthy"
+// The states of a namespace on one server.
+const (
+	// StateHealthy: the namespace is served.
+	StateHealthy = "healthy"
+	// StateQuarantined: the server found the namespace's data damaged and
+	// could not rebuild it; it answers DATAINCONSISTENCY for every request
+	// that names a path in it, and serves the other namespaces.
+	StateQuarantined = "quarantined"
+)
 
 // NamespacesStatus is one server's view of its namespaces, read at one
 // applied zxid.
@@ -38,7 +44,11 @@ type NamespaceStatus struct {
 	// Root is the root's path ("/2"; "/" for the default namespace).
 	Root  string `json:"root"`
 	Level string `json:"level"` // strong or weak
-	State string `json:"state"` // StateHealthy
+	State string `json:"state"` // StateHealthy or StateQuarantined
+	// QuarantinedSince is, for a quarantined namespace, the zxid of the
+	// first entry it missed; Reason says what was damaged.
+	QuarantinedSince int64  `json:"quarantined_since,omitempty"`
+	Reason           string `json:"reason,omitempty"`
 	// LastZxid is the last applied entry that changed the namespace (see
 	// docs/namespaces.md): replicas that report the same LastZxid for a
 	// namespace hold the same namespace and report the same Digest.

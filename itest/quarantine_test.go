@@ -1,0 +1,222 @@
+package itest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/corrupt"
+	"github.com/giraffe-coord/giraffe/zkproto"
+)
+
+// quarantineServer is a standalone server process with the paper's
+// namespaces and a metrics port, restartable on the same directory.
+type quarantineServer struct {
+	t             *testing.T
+	dir, cfg      string
+	port, metrics int
+	proc          *Proc
+}
+
+func newQuarantineServer(t *testing.T, cfg ...string) *quarantineServer {
+	t.Helper()
+	qs := &quarantineServer{t: t, dir: t.TempDir()}
+	var err error
+	if qs.port, err = FreePort(); err != nil {
+		t.Fatal(err)
+	}
+	if qs.metrics, err = FreePort(); err != nil {
+		t.Fatal(err)
+	}
+	qs.cfg = filepath.Join(qs.dir, "zoo.cfg")
+	lines := append(slices.Clone(paperNamespaces), cfg...)
+	if err := os.WriteFile(qs.cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qs.start()
+	t.Cleanup(func() { qs.proc.Stop() })
+	return qs
+}
+
+func (qs *quarantineServer) dataDir() string { return filepath.Join(qs.dir, "data") }
+
+func (qs *quarantineServer) start() {
+	qs.t.Helper()
+	p, err := StartServer(qs.dataDir(), qs.port, "--config", qs.cfg, "--metrics-port", fmt.Sprint(qs.metrics))
+	if err != nil {
+		qs.t.Fatal(err)
+	}
+	qs.proc = p
+}
+
+func (qs *quarantineServer) connect() *client.Conn {
+	qs.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := client.Connect(ctx, []string{qs.proc.Addr})
+	if err != nil {
+		qs.t.Fatal(err)
+	}
+	qs.t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// corruptLog stops the server and damages namespace 2's newest log
+// record.
+func (qs *quarantineServer) corruptLog() corrupt.Report {
+	qs.t.Helper()
+	qs.proc.Stop()
+	return qs.corrupt("log")
+}
+
+// corrupt damages namespace 2's newest target ("log" or "snapshot") in
+// the stopped server's data directory.
+func (qs *quarantineServer) corrupt(target string) corrupt.Report {
+	qs.t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		qs.t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "debug", "corrupt", "--data-dir", qs.dataDir(), "--namespace", "2",
+		"--target", target, "--seed", "7", "--json").Output()
+	if err != nil {
+		qs.t.Fatalf("giraffe debug corrupt: %v\n%s", err, out)
+	}
+	var rep corrupt.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		qs.t.Fatalf("giraffe debug corrupt: %v\n%s", err, out)
+	}
+	return rep
+}
+
+// status reads the server's namespaces from its metrics port.
+func (qs *quarantineServer) status() map[string]adminapi.NamespaceStatus {
+	qs.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", qs.metrics, adminapi.PathNamespaces))
+	if err != nil {
+		qs.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st adminapi.NamespacesStatus
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		qs.t.Fatal(err)
+	}
+	out := map[string]adminapi.NamespaceStatus{}
+	for _, ns := range st.Namespaces {
+		out[ns.Root] = ns
+	}
+	return out
+}
+
+// metric returns the Prometheus exposition's line for name{ns="/2"}.
+func (qs *quarantineServer) metric(name string) string {
+	qs.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", qs.metrics))
+	if err != nil {
+		qs.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, name+`{ns="/2"}`) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestQuarantineContainsADamagedLogRecord damages, on a stopped
+// standalone server with the paper's namespaces, the newest log record
+// that wrote under /2, once with writes to /1 after it (a record before
+// valid ones) and once as the log's last record (which the log cuts off).
+// The restarted server serves /1 with every acknowledged write and new
+// ones, answers DATAINCONSISTENCY under /2, reports /2 quarantined since
+// the damaged record, and keeps it quarantined across a further restart,
+// when the damaged record may be gone from the log.
+func TestQuarantineContainsADamagedLogRecord(t *testing.T) {
+	for _, last := range []bool{false, true} {
+		t.Run(fmt.Sprintf("last=%v", last), func(t *testing.T) {
+			qs := newQuarantineServer(t)
+			cl := qs.connect()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			mustCreate := func(path, data string) {
+				if _, _, err := cl.Create(ctx, path, []byte(data), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+					t.Fatalf("create %s: %v", path, err)
+				}
+			}
+			mustCreate("/1/x", "x0")
+			for i := range 5 {
+				mustCreate(fmt.Sprintf("/2/k%d", i), "v")
+			}
+			if !last {
+				for i := 1; i <= 3; i++ {
+					if _, err := cl.Set(ctx, "/1/x", []byte(fmt.Sprintf("x%d", i)), -1); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// The session stays open: closing it would log a record after
+			// the last one under /2.
+			rep := qs.corruptLog()
+			if len(rep.Paths) != 1 || rep.Paths[0] != "/2/k4" {
+				t.Fatalf("damaged the wrong record: %+v", rep)
+			}
+			for restart := range 2 {
+				qs.start()
+				cl := qs.connect()
+				want := "x3"
+				if last {
+					want = "x0"
+				}
+				if data, _, err := cl.Get(ctx, "/1/x"); err != nil || string(data) != want {
+					t.Fatalf("restart %d: /1/x = %q, %v; want %q", restart, data, err, want)
+				}
+				mustCreate := func(path string) {
+					if _, _, err := cl.Create(ctx, path, nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+						t.Fatalf("restart %d: create %s: %v", restart, path, err)
+					}
+				}
+				mustCreate(fmt.Sprintf("/1/after%d", restart))
+				mustCreate(fmt.Sprintf("/other%d", restart))
+				if _, _, err := cl.Get(ctx, "/2/k0"); !errors.Is(err, zkproto.ErrDataInconsistency) {
+					t.Fatalf("restart %d: get /2/k0: %v, want DATAINCONSISTENCY", restart, err)
+				}
+				if _, _, err := cl.Create(ctx, "/2/new", nil, client.Persistent, zkproto.OpenACLUnsafe); !errors.Is(err, zkproto.ErrDataInconsistency) {
+					t.Fatalf("restart %d: create /2/new: %v, want DATAINCONSISTENCY", restart, err)
+				}
+				kids, _, err := cl.Children(ctx, "/")
+				if err != nil || !strings.Contains(strings.Join(kids, ","), "2") {
+					t.Fatalf("restart %d: children of /: %v, %v", restart, kids, err)
+				}
+				st := qs.status()
+				if st["/2"].State != adminapi.StateQuarantined || fmt.Sprintf("0x%x", st["/2"].QuarantinedSince) != rep.Zxid {
+					t.Fatalf("restart %d: /2 is %+v, want quarantined since %s", restart, st["/2"], rep.Zxid)
+				}
+				if st["/1"].State != adminapi.StateHealthy || st["/"].State != adminapi.StateHealthy {
+					t.Fatalf("restart %d: %+v", restart, st)
+				}
+				if !strings.Contains(qs.proc.Log.String(), "namespace quarantined") {
+					t.Fatalf("restart %d: the server does not say why /2 is quarantined:\n%s", restart, qs.proc.Log.String())
+				}
+				if m := qs.metric("giraffe_namespace_quarantined"); !strings.HasSuffix(m, " 1") {
+					t.Fatalf("restart %d: metric %q", restart, m)
+				}
+				cl.Close()
+				qs.proc.Stop()
+			}
+		})
+	}
+}
