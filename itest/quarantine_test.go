@@ -220,3 +220,54 @@ func TestQuarantineContainsADamagedLogRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedSnapshotRebuiltFromTheLog damages /2's newest znode in the
+// only snapshot of a standalone server with the paper's namespaces: the
+// server rebuilds the tree from the whole log (no older snapshot is left
+// to fall back to) and serves every acknowledged write of both
+// namespaces, with neither quarantined.
+func TestDamagedSnapshotRebuiltFromTheLog(t *testing.T) {
+	qs := newQuarantineServer(t, "snapCount=20")
+	cl := qs.connect()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 30 {
+		p := fmt.Sprintf("/%d/k%d", 1+i%2, i)
+		if _, _, err := cl.Create(ctx, p, []byte(p), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snaps := func() []string {
+		s, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
+		return s
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(snaps()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no snapshot written")
+		}
+	}
+	qs.proc.Stop()
+	if n := len(snaps()); n != 1 {
+		t.Fatalf("%d snapshots, want 1", n)
+	}
+	rep := qs.corrupt("snapshot")
+	if !strings.HasPrefix(rep.Znode, "/2/") {
+		t.Fatalf("damaged %+v", rep)
+	}
+	qs.start()
+	cl = qs.connect()
+	for i := range 30 {
+		p := fmt.Sprintf("/%d/k%d", 1+i%2, i)
+		if data, _, err := cl.Get(ctx, p); err != nil || string(data) != p {
+			t.Fatalf("%s = %q, %v", p, data, err)
+		}
+	}
+	for root, ns := range qs.status() {
+		if ns.State != adminapi.StateHealthy {
+			t.Fatalf("%s is %+v", root, ns)
+		}
+	}
+	if !strings.Contains(qs.proc.Log.String(), "rebuilding the tree from the whole log") {
+		t.Fatalf("the server does not say it rebuilt the tree:\n%s", qs.proc.Log.String())
+	}
+}

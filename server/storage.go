@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,6 +44,14 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *
 		tree = t
 		return nil
 	})
+	noSnapshot := errors.Is(err, snap.ErrNoValidSnapshot)
+	if noSnapshot {
+		// Every snapshot is damaged. A log that begins with the first
+		// write holds the whole history; the replay below finds out
+		// (a log begun after a restored snapshot, or purged, does not).
+		logger.Warn("no snapshot is readable: rebuilding the tree from the whole log", "err", err)
+		tree, err = datatree.New(), nil
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("loading snapshot: %w", err)
 	}
@@ -83,6 +92,11 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *
 	})
 	if err == nil {
 		err = q.err()
+	}
+	if noSnapshot && errors.Is(err, wal.ErrPurged) {
+		lg.Close()
+		return nil, nil, nil, fmt.Errorf("every snapshot in %s is damaged and the log does not begin with the first write: %w",
+			cfg.SnapDir(), err)
 	}
 	if err != nil {
 		lg.Close()
