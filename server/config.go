@@ -125,6 +125,10 @@ type Config struct {
 	// WeakMode is when a weak namespace's writes are answered
 	// (giraffe.weakMode; docs/namespaces.md).
 	WeakMode WeakMode
+	// DigestInterval is how many entries apart the members of an ensemble
+	// with namespaces compare their namespaces' digests
+	// (giraffe.digestInterval; 0 never; divergence.go).
+	DigestInterval int
 	// StrictConfig refuses to start from a configuration file with keys
 	// neither Giraffe nor ZooKeeper reads (giraffe.strictConfig; see
 	// UnusedKeys.Err).
@@ -154,8 +158,12 @@ func DefaultConfig() Config {
 		SnapRetainCount:        3,
 		ForceSync:              true,
 		ContainerCheckInterval: time.Minute,
+		DigestInterval:         DefaultDigestInterval,
 	}
 }
+
+// DefaultDigestInterval is Config.DigestInterval's default.
+const DefaultDigestInterval = 1024
 
 // DeclareNamespace declares the top-level znode name a namespace of
 // level "strong" or "weak", as the zoo.cfg line giraffe.namespace.NAME=LEVEL

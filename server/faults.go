@@ -16,7 +16,8 @@ import (
 // (transport.ParseFaultSpec: "drop ID P; delay ID D [JITTER]; block ID
 // [in|out|both]; unblock ID; isolate; pause; resume; heal"), or
 // "stall-fsync D [N]": the next N (default 1) fsyncs of the log (the
-// replica's, or a standalone server's) each take D longer.
+// replica's, or a standalone server's) each take D longer, or "diverge
+// NAME": namespace NAME changes on this server alone (divergence.go).
 // It exists for tests (the kernel here has no netem), and only with
 // Config.FaultInjection: otherwise it answers 404 and the transport has no
 // fault hooks to set.
@@ -31,6 +32,14 @@ func (s *Server) faultsHandler(w http.ResponseWriter, r *http.Request) {
 		body, err = io.ReadAll(io.LimitReader(r.Body, 4096))
 		if err == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "stall-fsync") {
 			s.stallFsync(w, string(body))
+			return
+		}
+		if err == nil && strings.HasPrefix(strings.TrimSpace(string(body)), "diverge") {
+			if err := s.divergeNamespace(string(body)); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			fmt.Fprintln(w, "diverged")
 			return
 		}
 	}

@@ -41,6 +41,7 @@ type metrics struct {
 	// Weak namespaces (weak.go).
 	weakEarly    prometheus.Counter
 	weakEarlyNS  *prometheus.CounterVec // weakEarly by namespace root
+	divergences  *prometheus.CounterVec // members' namespace copies found differing (divergence.go)
 	weakMismatch prometheus.Counter
 	weakLost     prometheus.Counter
 
@@ -110,6 +111,10 @@ func newMetrics() *metrics {
 			Name: "giraffe_namespace_weak_early_replies_total",
 			Help: "Weak writes answered once ordered, by namespace root (giraffe_weak_early_replies_total is their sum).",
 		}, []string{"ns"}),
+		divergences: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "giraffe_namespace_divergences_total",
+			Help: "Members whose digest of a namespace at a checkpoint differed from the majority's, by namespace root.",
+		}, []string{"ns"}),
 		weakMismatch: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "giraffe_weak_mismatch_total",
 			Help: "Weak writes answered early with another result than the one they had once applied (must stay 0).",
@@ -122,7 +127,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.requests, m.requestSeconds, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
 		m.elections, m.electionSeconds, m.leaderChanges,
-		m.weakEarly, m.weakEarlyNS, m.weakMismatch, m.weakLost,
+		m.weakEarly, m.weakEarlyNS, m.weakMismatch, m.weakLost, m.divergences,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -25,10 +25,29 @@ func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
 	tab := s.cfg.Namespaces
 	s.treeMu.RLock()
 	applied := s.tree.LastZxid()
-	subtrees := s.tree.Subtrees()
+	subs := namespaceSubtrees(tab, s.tree)
 	s.treeMu.RUnlock()
 
 	st := adminapi.NamespacesStatus{ID: s.cfg.ServerID, AppliedZxid: applied}
+	for i, ns := range append(tab.Namespaces(), nsmap.Default) {
+		sub := subs[i]
+		nst := adminapi.NamespaceStatus{
+			Name: ns.Name, Root: ns.Root(), Level: ns.Level.String(), State: adminapi.StateHealthy,
+			LastZxid: sub.LastZxid, Nodes: sub.Nodes, Digest: fmt.Sprintf("%016x", sub.Digest)}
+		if q, ok := s.quar.lookup(ns.Name); ok && ns.Name != "" {
+			nst.State, nst.QuarantinedSince, nst.Reason = adminapi.StateQuarantined, q.Since, q.Reason
+		}
+		st.Namespaces = append(st.Namespaces, nst)
+	}
+	return st
+}
+
+// namespaceSubtrees accounts for each namespace of tab in t: the declared
+// ones in the table's order, then the default one (the sum over "/" and
+// every top-level subtree no namespace declares). The caller holds the
+// tree lock.
+func namespaceSubtrees(tab nsmap.Table, t *datatree.Tree) []datatree.SubtreeInfo {
+	subtrees := t.Subtrees()
 	byName := make(map[string]datatree.SubtreeInfo, len(subtrees))
 	var def datatree.SubtreeInfo
 	for _, sub := range subtrees {
@@ -40,20 +59,11 @@ func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
 		def.Nodes += sub.Nodes
 		def.LastZxid = max(def.LastZxid, sub.LastZxid)
 	}
-	for _, ns := range append(tab.Namespaces(), nsmap.Default) {
-		sub := def
-		if ns.Name != "" {
-			sub = byName[ns.Name] // a root not created yet accounts for nothing
-		}
-		nst := adminapi.NamespaceStatus{
-			Name: ns.Name, Root: ns.Root(), Level: ns.Level.String(), State: adminapi.StateHealthy,
-			LastZxid: sub.LastZxid, Nodes: sub.Nodes, Digest: fmt.Sprintf("%016x", sub.Digest)}
-		if q, ok := s.quar.lookup(ns.Name); ok && ns.Name != "" {
-			nst.State, nst.QuarantinedSince, nst.Reason = adminapi.StateQuarantined, q.Since, q.Reason
-		}
-		st.Namespaces = append(st.Namespaces, nst)
+	out := make([]datatree.SubtreeInfo, 0, tab.Len()+1)
+	for _, ns := range tab.Namespaces() {
+		out = append(out, byName[ns.Name]) // a root not created yet accounts for nothing
 	}
-	return st
+	return append(out, def)
 }
 
 // namespacesHandler serves GET adminapi.PathNamespaces.

@@ -131,11 +131,7 @@ func (q *quarantine) holdsAt(path string, zxid int64) bool {
 	if q.empty() {
 		return false
 	}
-	ns := q.tab.Classify(path)
-	if ns.Name == "" {
-		return false
-	}
-	r, ok := (*q.set.Load())[ns.Name]
+	r, ok := (*q.set.Load())[q.tab.Classify(path).Name]
 	return ok && r.Since <= zxid
 }
 

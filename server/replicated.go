@@ -61,6 +61,9 @@ type replicated struct {
 	// weak answers weak writes early while this server leads; nil unless
 	// it does so (weak_ensemble.go).
 	weak *weakLeader
+	// div compares the members' namespace digests (divergence.go); nil
+	// without namespaces.
+	div *divergence
 }
 
 type pendingItem struct {
@@ -70,8 +73,12 @@ type pendingItem struct {
 }
 
 func newReplicated(s *Server, rep *replica.Replica) *replicated {
-	return &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{}),
+	r := &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{}),
 		owners: sessions.NewOwners()}
+	if s.cfg.Namespaces.Len() > 0 {
+		r.div = newDivergence(s.cfg.DigestInterval)
+	}
+	return r
 }
 
 func (r *replicated) start() {
@@ -227,6 +234,7 @@ func (r *replicated) apply(c *replica.Committed) {
 	defer func() {
 		r.applied = int64(c.Zxid)
 		r.ends.applied(r.applied)
+		r.afterApply(r.applied)
 	}()
 	if c.Conf != nil {
 		r.applyConf(c)
@@ -266,6 +274,8 @@ func (r *replicated) apply(c *replica.Committed) {
 		r.complete(c, txn.Result{}, nil)
 	case bodyMove:
 		r.applyMove(c)
+	case bodyDigest:
+		r.applyDigestReport(c.Origin, c.Own, c.Body[1:])
 	}
 }
 

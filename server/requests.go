@@ -74,6 +74,11 @@ func (c *conn) handle(frame []byte) string {
 		return ""
 	}
 	if code, body, refused := s.quar.refuse(h.Op, req); refused {
+		if s.cfg.Replicated() {
+			// The other members hold the namespace whole: the client
+			// fails over to one of them.
+			return "the request uses a namespace quarantined on this server"
+		}
 		c.ordered(func() { c.reply(h.Xid, s.pipe.lastZxid(), code, body) })
 		return ""
 	}

@@ -108,8 +108,9 @@ type Server struct {
 	// answerEarly: weak writes are answered before they are applied
 	// (weak.go).
 	answerEarly bool
-	// quar holds a standalone server's quarantined namespaces
-	// (quarantine.go); nil when none is.
+	// quar holds the namespaces this server quarantined (quarantine.go:
+	// damaged on a standalone server's disk; divergence.go: differing
+	// from the ensemble's majority); nil without namespaces.
 	quar *quarantine
 
 	ln        net.Listener // the plain client port; nil with NoClientPort
@@ -169,6 +170,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		// snapshot and the committed log before anything else.
 		s.tree = datatree.New()
 		s.nsDeclared.Store(s.tree.Declares(s.cfg.Namespaces))
+		if s.cfg.Namespaces.Len() > 0 {
+			s.quar = newQuarantine(s.cfg.Namespaces)
+		}
 		rp, err := openReplica(s)
 		if err != nil {
 			return nil, err

@@ -234,6 +234,11 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		c.FaultInjection, err = strconv.ParseBool(val)
 	case "giraffe.weakMode":
 		c.WeakMode, err = ParseWeakMode(val)
+	case "giraffe.digestInterval":
+		c.DigestInterval, err = strconv.Atoi(val)
+		if err == nil && c.DigestInterval < 0 {
+			err = fmt.Errorf("must not be negative")
+		}
 	case "giraffe.strictConfig":
 		c.StrictConfig, err = strconv.ParseBool(val)
 	default:

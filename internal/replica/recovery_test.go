@@ -103,6 +103,11 @@ func TestStorageRecognizesLostState(t *testing.T) {
 			b[32+20+2] ^= 0x20
 			os.WriteFile(p, b, 0o644)
 		}, true, true},
+		{"marked for a resync", false, func(t *testing.T, dir string) {
+			if err := MarkForResync(dir, "a digest disagreed"); err != nil {
+				t.Fatal(err)
+			}
+		}, true, true},
 		{"short record after a clean stop", false, func(t *testing.T, dir string) {
 			p := newestSegment(dir)
 			b, _ := os.ReadFile(p)

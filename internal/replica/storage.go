@@ -27,6 +27,8 @@ import (
 //	snapshots/  application snapshots (package snap; named by their index)
 //	hardstate   the node's HardState and the log's base, replaced atomically
 //	clean       present only while the replica is stopped after a clean stop
+//	resync      present when the server found its state wrong while running
+//	            (MarkForResync): the next start sets the state aside
 //	lost-*/     state found damaged at some start, set aside for inspection
 type storage struct {
 	dir    string
@@ -89,6 +91,19 @@ func (s *storage) hsPath() string    { return filepath.Join(s.dir, "hardstate") 
 func (s *storage) idPath() string    { return filepath.Join(s.dir, "identity") }
 func (s *storage) cleanPath() string { return filepath.Join(s.dir, "clean") }
 
+func (s *storage) resyncPath() string { return resyncPath(s.dir) }
+
+func resyncPath(dir string) string { return filepath.Join(dir, "resync") }
+
+// MarkForResync records, durably, that the replica in dir holds state the
+// ensemble does not (a digest that disagrees with a majority's): its next
+// start sets the state aside and starts empty as a new incarnation in
+// recovery, which the ensemble registers anew and sends its state. why is
+// kept in the marker and logged then.
+func MarkForResync(dir, why string) error {
+	return writeFileAtomic(resyncPath(dir), []byte(why), false)
+}
+
 // openStorage opens (creating when new) the storage of server in dir and
 // reads what it holds. voters is the configuration recorded with snapshots
 // written before snapshots recorded their own.
@@ -116,6 +131,11 @@ func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Con
 		lost = fmt.Sprintf("identity unreadable: %v", err)
 	} else if found && id.Server != uint64(server) {
 		return nil, recovered{}, fmt.Errorf("%s belongs to server %d, not %d", dir, id.Server, server)
+	}
+	if why, err := os.ReadFile(s.resyncPath()); err == nil {
+		lost = fmt.Sprintf("marked for a resync from the ensemble: %s", why)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, recovered{}, err
 	}
 	rec, hsFound, err := s.load(voters)
 	var damaged *damagedError
@@ -265,7 +285,7 @@ func (s *storage) setAside(why string) error {
 	if err := os.Mkdir(aside, 0o755); err != nil {
 		return err
 	}
-	for _, name := range []string{"log", "snapshots", "hardstate"} {
+	for _, name := range []string{"log", "snapshots", "hardstate", "resync"} {
 		err := os.Rename(filepath.Join(s.dir, name), filepath.Join(aside, name))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
