@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
+
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 // identity is who this data directory is: the server it belongs to, the
@@ -85,7 +86,7 @@ func readIdentity(path string) (id identity, found bool, err error) {
 // with noSync: the identity decides whose votes count, and is written
 // once per start).
 func writeIdentity(path string, id identity) error {
-	return writeFileAtomic(path, encodeIdentity(id), false)
+	return fsutil.WriteFileAtomic(path, encodeIdentity(id), false)
 }
 
 // newIncarnation draws a fresh nonzero incarnation.
@@ -97,43 +98,4 @@ func newIncarnation() uint64 {
 			return v
 		}
 	}
-}
-
-// writeFileAtomic replaces path by data: a temporary file, fsynced, renamed
-// over it, the directory fsynced (the syncs skipped with noSync).
-func writeFileAtomic(path string, data []byte, noSync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if !noSync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if noSync {
-		return nil
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

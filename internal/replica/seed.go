@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/storage/snap"
@@ -45,7 +46,7 @@ func Seed(dir string, id gpaxos.ID, voters quorum.Config, index gpaxos.Zxid, dat
 		return err
 	}
 	for _, d := range []string{s.logDir(), dir} {
-		if err := syncDir(d); err != nil {
+		if err := fsutil.SyncDir(d); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/storage/snap"
@@ -101,7 +102,7 @@ func resyncPath(dir string) string { return filepath.Join(dir, "resync") }
 // recovery, which the ensemble registers anew and sends its state. why is
 // kept in the marker and logged then.
 func MarkForResync(dir, why string) error {
-	return writeFileAtomic(resyncPath(dir), []byte(why), false)
+	return fsutil.WriteFileAtomic(resyncPath(dir), []byte(why), false)
 }
 
 // openStorage opens (creating when new) the storage of server in dir and
@@ -296,7 +297,7 @@ func (s *storage) setAside(why string) error {
 			return err
 		}
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := fsutil.SyncDir(s.dir); err != nil {
 		return err
 	}
 	s.logger.Error("replica: durable state is not what this server may have promised; set aside, starting empty as a new incarnation that votes only once the ensemble registers it",
@@ -315,7 +316,7 @@ func (s *storage) takeCleanMarker() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, syncDir(s.dir)
+	return true, fsutil.SyncDir(s.dir)
 }
 
 // persist makes rd's state durable: snapshot, truncation, entries, then
@@ -427,7 +428,7 @@ func (s *storage) close() error {
 	if err := s.log.Close(); err != nil {
 		return err
 	}
-	return writeFileAtomic(s.cleanPath(), nil, s.noSync)
+	return fsutil.WriteFileAtomic(s.cleanPath(), nil, s.noSync)
 }
 
 // clearRecovering rewrites the identity without the recovering mark: the
@@ -445,7 +446,7 @@ func (s *storage) clearRecovering() error {
 
 // writeHardState makes hs and the log's base durable.
 func (s *storage) writeHardState(hs gpaxos.HardState) error {
-	if err := writeFileAtomic(s.hsPath(), encodeHardState(hs, s.base), s.noSync); err != nil {
+	if err := fsutil.WriteFileAtomic(s.hsPath(), encodeHardState(hs, s.base), s.noSync); err != nil {
 		return err
 	}
 	s.saved = hs

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 	"github.com/giraffe-coord/giraffe/internal/storage/wal"
 )
 

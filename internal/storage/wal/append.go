@@ -3,7 +3,7 @@ package wal
 import (
 	"fmt"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 // Append adds a record that may touch any namespace: it is

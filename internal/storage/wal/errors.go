@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 // CorruptError reports log data that fails validation somewhere other than

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 // DefaultSegmentBytes is the segment size used when Options.SegmentBytes is

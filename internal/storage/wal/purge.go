@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 // PurgeBefore deletes the segments that hold only records with zxids up to

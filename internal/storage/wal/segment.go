@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 const (

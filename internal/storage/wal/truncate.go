@@ -7,7 +7,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/giraffe-coord/giraffe/internal/storage/internal/fsutil"
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 // TruncateAfter durably removes every record with a zxid greater than zxid:
