@@ -218,13 +218,7 @@ func (r *replicated) diverged(zxid int64, name string, id gpaxos.ID, got, want u
 // a quarantined namespace: its client re-registers the watches on a
 // member that holds the namespace whole, which fires what it missed.
 func (s *Server) closeQuarantinedWatchers() {
-	s.connsMu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for _, c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.connsMu.Unlock()
-	for _, c := range conns {
+	for _, c := range s.sortedConns() {
 		s.watchMu.Lock()
 		d, e, ch, p, pr := s.watches.WatchesOf(c.id)
 		s.watchMu.Unlock()
