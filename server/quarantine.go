@@ -170,9 +170,16 @@ func (q *quarantine) admit(e *txn.Entry) bool {
 
 // refuse returns the reply to a request that names a path in a
 // quarantined namespace, or ok false for one that names none. A multi is
-// refused whole, in ZooKeeper's multi error shape.
+// refused whole, in ZooKeeper's multi error shape. The watches a
+// reconnecting client sets again pass: an error would fail its whole
+// reconnection, and a watch on a frozen namespace waits for a change that
+// does not come.
 func (q *quarantine) refuse(op zkproto.OpCode, req zkproto.Record) (code zkproto.Code, body zkproto.Record, refused bool) {
 	if q.empty() {
+		return zkproto.OK, nil, false
+	}
+	switch req.(type) {
+	case *zkproto.SetWatches, *zkproto.SetWatches2:
 		return zkproto.OK, nil, false
 	}
 	if m, ok := req.(*zkproto.MultiRequest); ok {
