@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -129,6 +129,10 @@ bench-zk-tables:
 ## bench-ns: the namespace paper's Figures 11-14 setting (3 strong + 3 weak clients, classic-3) for each weak mode.
 bench-ns:
 	scripts/bench-ns-modes.sh 30s
+
+## bench-ns-figures: the namespace paper's Figures 7-10 (seven strong/weak client mixes, 100% and 50% writes, on off, dynamicfsync, shortcircuit, two Giraffe and two ZooKeeper ensembles; tables and PNG plots; DOCS=1 puts the plots in docs/img; about 50 minutes).
+bench-ns-figures:
+	scripts/bench-ns-figures.sh 30s
 
 ## bench-hc: Hierarchical Chubby's Table 1 (tests 1-4, 5 runs of 50 s, every ensemble under 0.25 CPU and without quotas; docs/hc/; about 45 minutes; the quotas need root).
 bench-hc: build lab

@@ -1,10 +1,11 @@
 # Shared set-up of the scripts that run Giraffe beside Apache ZooKeeper 3.9
-# (../shared/peers/zookeeper) on this machine. Source it from the
+# (../shared/peers/zookeeper, or a copy of it named by ZK_PEER when that
+# directory is read-only) on this machine. Source it from the
 # repository's root: it builds bin/giraffe, installs the ZooKeeper peer,
 # makes a scratch directory (OUT, with ZKB for ZooKeeper and GDIR for
 # Giraffe) removed at exit with whatever still runs there, and defines
 # wait_zk.
-PEER=../shared/peers/zookeeper
+PEER="${ZK_PEER:-../shared/peers/zookeeper}"
 BIN="$PWD/bin/giraffe"
 OUT="$(mktemp -d)"
 go build -o "$BIN" ./cmd/giraffe
