@@ -186,6 +186,7 @@ def test_data_watch_fires_once(zk, zk_factory):
     assert wait_for(lambda: len(events) >= 1)
     time.sleep(0.2)
     assert len(events) == 1 and events[0].type == EventType.CHANGED
+    assert events[0].path == "/t/w/d"  # relative to the chroot, if any
 
 
 def test_exists_watch_on_missing_node(zk, zk_factory):
@@ -195,6 +196,7 @@ def test_exists_watch_on_missing_node(zk, zk_factory):
     assert zk.exists("/t/w/later", watch=events.append) is None
     other.create("/t/w/later", b"")
     assert wait_for(lambda: events and events[0].type == EventType.CREATED)
+    assert events[0].path == "/t/w/later"
 
 
 def test_child_watch(zk, zk_factory):
@@ -204,6 +206,7 @@ def test_child_watch(zk, zk_factory):
     zk.get_children("/t/cw", watch=events.append)
     other.create("/t/cw/x", b"")
     assert wait_for(lambda: events and events[0].type == EventType.CHILD)
+    assert events[0].path == "/t/cw"
 
 
 def test_delete_watch(zk, zk_factory):
@@ -214,6 +217,7 @@ def test_delete_watch(zk, zk_factory):
     zk.get("/t/dw/x", watch=events.append)
     other.delete("/t/dw/x")
     assert wait_for(lambda: events and events[0].type == EventType.DELETED)
+    assert events[0].path == "/t/dw/x"
 
 
 def test_watch_seen_before_new_data(zk, zk_factory):
@@ -398,6 +402,7 @@ def test_session_expiry_removes_ephemerals(server, zk):
     assert wait_for(lambda: zk.exists("/t/exp/e") is None, timeout=10)
     assert time.time() - start >= 0.2  # not before the timeout
     assert wait_for(lambda: events and events[0].type == EventType.DELETED)
+    assert events[0].path == "/t/exp/e"
     sock.close()
 
 
