@@ -153,9 +153,11 @@ setup-java:
 setup-curator:
 	bash tests/curator/setup.sh
 
-## test-python: the kazoo tests against a standalone server, a classic-3 and a forest 9-3-3 ensemble.
+## test-python: the kazoo tests against a standalone server, a classic-3 and a forest 9-3-3 ensemble, and kazoo's API suite inside a strong and a weak namespace (chroot /1, /2).
 test-python: build setup-python
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q tests/python
+	GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_CHROOT=/1 $(PY) -m pytest -q tests/python/test_kazoo_api.py
+	GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_CHROOT=/2 $(PY) -m pytest -q tests/python/test_kazoo_api.py
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=classic-3 $(PY) -m pytest -q tests/python
 	GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=forest-9-3-3 $(PY) -m pytest -q tests/python
 

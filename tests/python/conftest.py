@@ -11,6 +11,34 @@ import time
 import pytest
 from kazoo.client import KazooClient
 
+# The namespaces of *Performance and Reliability Isolation in ZooKeeper*:
+# declared on the servers when GIRAFFE_CHROOT is set.
+NAMESPACES = {"1": "strong", "2": "weak"}
+
+# GIRAFFE_CHROOT=/1 (or /2) runs the clients of the `hosts` fixture inside
+# that namespace: the servers declare NAMESPACES and every connect string
+# ends in the chroot, so each client sees a whole ZooKeeper under it.
+CHROOT = os.environ.get("GIRAFFE_CHROOT", "").rstrip("/")
+if CHROOT and (not CHROOT.startswith("/") or CHROOT.count("/") != 1 or CHROOT[1:] not in NAMESPACES):
+    raise RuntimeError(f"GIRAFFE_CHROOT={CHROOT!r}: expected one of " + ", ".join("/" + n for n in NAMESPACES))
+
+# Under a weak namespace a write is answered once ordered, before it is
+# applied: the writing session reads it at once, another session only
+# once the server applied it, which a sync guarantees (docs/namespaces.md,
+# "Weak writes").
+WEAK = bool(CHROOT) and NAMESPACES[CHROOT[1:]] == "weak"
+
+NAMESPACE_LINES = [f"giraffe.namespace.{n}={level}" for n, level in NAMESPACES.items()]
+
+
+def settle(client, path):
+    """Makes a write another session made to path visible to client before
+    it reads: a sync under a weak namespace, where that is the guarantee,
+    and nothing elsewhere, where writes are applied before they are
+    answered."""
+    if WEAK:
+        client.sync(path)
+
 
 def _free_port():
     with socket.socket() as s:
@@ -32,11 +60,12 @@ def _four_letter(port, word):
 class GiraffeServer:
     """A giraffe server process on 127.0.0.1 with its own data directory."""
 
-    def __init__(self, extra_args=()):
+    def __init__(self, extra_args=(), cfg_lines=()):
         self.bin = os.environ.get("GIRAFFE_BIN", os.path.join(os.path.dirname(__file__), "../../bin/giraffe"))
         self.dir = tempfile.mkdtemp(prefix="giraffe-py-")
         self.port = _free_port()
         self.extra = list(extra_args)
+        self.cfg_lines = list(cfg_lines)  # extra zoo.cfg lines, key=value
         self.proc = None
 
     @property
@@ -50,6 +79,8 @@ class GiraffeServer:
             f.write("4lw.commands.whitelist=*\nzookeeper.extendedTypesEnabled=true\n")
             f.write("znode.container.checkIntervalMs=200\n")
             f.write("superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=\n")  # super:test
+            for line in self.cfg_lines:
+                f.write(line + "\n")
         self.log = open(os.path.join(self.dir, "server.log"), "ab")
         self.proc = subprocess.Popen(
             [self.bin, "server", "--config", cfg, "--data-dir", os.path.join(self.dir, "data"),
@@ -203,14 +234,15 @@ def _free_base(n):
 @pytest.fixture(scope="module")
 def server():
     shape = os.environ.get("GIRAFFE_ENSEMBLE")
+    lines = NAMESPACE_LINES if CHROOT else []
     if shape:
-        s = GiraffeEnsemble(shape)
+        s = GiraffeEnsemble(shape, sets=lines)
         s.start()
         yield s
         s.stop()
         shutil.rmtree(s.dir, ignore_errors=True)
         return
-    s = GiraffeServer()
+    s = GiraffeServer(cfg_lines=lines)
     s.start()
     yield s
     s.stop()
@@ -219,8 +251,9 @@ def server():
 
 @pytest.fixture
 def hosts(server):
-    """The connect string for this test's clients."""
-    return server.next_hosts() if hasattr(server, "next_hosts") else server.hosts
+    """The connect string for this test's clients, ending in the chroot
+    GIRAFFE_CHROOT names."""
+    return (server.next_hosts() if hasattr(server, "next_hosts") else server.hosts) + CHROOT
 
 
 @pytest.fixture

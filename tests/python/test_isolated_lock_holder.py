@@ -21,12 +21,13 @@ import time
 import uuid
 
 import pytest
-from conftest import GiraffeEnsemble
+from conftest import CHROOT, GiraffeEnsemble
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NodeExistsError
 
 SHAPE = os.environ.get("GIRAFFE_ENSEMBLE")
-pytestmark = pytest.mark.skipif(not SHAPE, reason="needs an ensemble (GIRAFFE_ENSEMBLE)")
+pytestmark = [pytest.mark.skipif(not SHAPE, reason="needs an ensemble (GIRAFFE_ENSEMBLE)"),
+              pytest.mark.skipif(bool(CHROOT), reason="starts its own ensembles, without namespaces")]
 
 # Short sessions keep the test to seconds: A's server must stop serving
 # within a third of A's timeout, and B acquires only once the ensemble has

@@ -22,8 +22,10 @@ from kazoo.exceptions import (
 )
 from kazoo.protocol.states import EventType, KazooState
 from kazoo.security import ACL, Id, make_digest_acl, make_acl, OPEN_ACL_UNSAFE
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, _prefix_root
 from kazoo.protocol.serialization import int_struct, long_struct, read_string, write_buffer, write_string
+
+from conftest import CHROOT, settle
 
 
 def wait_for(pred, timeout=10):
@@ -138,10 +140,12 @@ class _CreateKind(namedtuple("CreateKind", "path data acl flags ttl opcode")):
 
 
 def _create_kind(zk, path, opcode, flags, ttl=0):
-    req = _CreateKind(path, b"", OPEN_ACL_UNSAFE, flags, ttl, opcode)
+    """Sends the request below zk's chroot and answers the created path
+    relative to it, as kazoo does for its own creates."""
+    req = _CreateKind(_prefix_root(zk.chroot, path), b"", OPEN_ACL_UNSAFE, flags, ttl, opcode)
     result = zk.handler.async_result()
     zk._call(req, result)
-    return result.get(timeout=5)
+    return zk.unchroot(result.get(timeout=5))
 
 
 def test_container_is_reaped(zk):
@@ -182,6 +186,7 @@ def test_data_watch_fires_once(zk, zk_factory):
     assert wait_for(lambda: len(events) >= 1)
     time.sleep(0.2)
     assert len(events) == 1 and events[0].type == EventType.CHANGED
+    assert events[0].path == "/t/w/d"  # relative to the chroot, if any
 
 
 def test_exists_watch_on_missing_node(zk, zk_factory):
@@ -191,6 +196,7 @@ def test_exists_watch_on_missing_node(zk, zk_factory):
     assert zk.exists("/t/w/later", watch=events.append) is None
     other.create("/t/w/later", b"")
     assert wait_for(lambda: events and events[0].type == EventType.CREATED)
+    assert events[0].path == "/t/w/later"
 
 
 def test_child_watch(zk, zk_factory):
@@ -200,6 +206,7 @@ def test_child_watch(zk, zk_factory):
     zk.get_children("/t/cw", watch=events.append)
     other.create("/t/cw/x", b"")
     assert wait_for(lambda: events and events[0].type == EventType.CHILD)
+    assert events[0].path == "/t/cw"
 
 
 def test_delete_watch(zk, zk_factory):
@@ -210,6 +217,7 @@ def test_delete_watch(zk, zk_factory):
     zk.get("/t/dw/x", watch=events.append)
     other.delete("/t/dw/x")
     assert wait_for(lambda: events and events[0].type == EventType.DELETED)
+    assert events[0].path == "/t/dw/x"
 
 
 def test_watch_seen_before_new_data(zk, zk_factory):
@@ -222,6 +230,7 @@ def test_watch_seen_before_new_data(zk, zk_factory):
         seen = []
         zk.get("/t/order/x", watch=lambda ev: seen.append(ev))
         other.set("/t/order/x", str(i).encode())
+        settle(zk, "/t/order/x")
         while True:
             data, _ = zk.get("/t/order/x")
             if data == str(i).encode():
@@ -265,6 +274,7 @@ def test_digest_acl(zk_factory):
     acl = make_digest_acl("alice", "secret", all=True)
     owner.create("/t/acl/private", b"s3cret", acl=[acl])
     stranger = zk_factory()
+    settle(stranger, "/t/acl/private")
     with pytest.raises(NoAuthError):
         stranger.get("/t/acl/private")
     with pytest.raises(NoAuthError):
@@ -273,6 +283,7 @@ def test_digest_acl(zk_factory):
     acls, stat = owner.get_acls("/t/acl/private")
     assert acls[0].id.scheme == "digest" and stat.aversion == 0
     owner.set_acls("/t/acl/private", OPEN_ACL_UNSAFE)
+    settle(stranger, "/t/acl/private")
     assert stranger.get("/t/acl/private")[0] == b"s3cret"
     assert owner.get_acls("/t/acl/private")[1].aversion == 1
 
@@ -303,6 +314,7 @@ def test_super_user(zk_factory):
     alice.ensure_path("/t/super")
     alice.create("/t/super/x", b"mine", acl=[make_digest_acl("carol", "pw", all=True)])
     root = zk_factory(auth_data=[("digest", "super:test")])
+    settle(root, "/t/super/x")
     assert root.get("/t/super/x")[0] == b"mine"
 
 
@@ -355,11 +367,12 @@ def _raw_session_with_ephemeral(port, path, timeout_ms):
     """Open a session by hand, create an ephemeral node, then go silent
     (no pings), so that only expiry can remove it. A connection the server
     closes meanwhile is opened again to the same session, and the create
-    sent again (NODEEXISTS then means it had happened)."""
+    sent again (NODEEXISTS then means it had happened). Like kazoo's
+    clients, it works under GIRAFFE_CHROOT: path is relative to it."""
     import struct
 
     s, negotiated, sid, passwd = _raw_connect(port, timeout_ms)
-    p = path.encode()
+    p = (CHROOT + path).encode()
     acl = struct.pack(">i", 1) + struct.pack(">i", 31) + struct.pack(">i", 5) + b"world" + struct.pack(">i", 6) + b"anyone"
     req = struct.pack(">ii", 1, 1) + struct.pack(">i", len(p)) + p + struct.pack(">i", 0) + acl + struct.pack(">i", 1)
     retried = False
@@ -389,6 +402,7 @@ def test_session_expiry_removes_ephemerals(server, zk):
     assert wait_for(lambda: zk.exists("/t/exp/e") is None, timeout=10)
     assert time.time() - start >= 0.2  # not before the timeout
     assert wait_for(lambda: events and events[0].type == EventType.DELETED)
+    assert events[0].path == "/t/exp/e"
     sock.close()
 
 

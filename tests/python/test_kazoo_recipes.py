@@ -6,6 +6,13 @@ import time
 import pytest
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
+from conftest import WEAK
+
+# Several cases read, with one session, what another just wrote, which a
+# weak namespace shows only once applied (a sync first guarantees it).
+pytestmark = pytest.mark.skipif(WEAK, reason="reads other sessions' writes without a sync, "
+                                "which a weak namespace does not guarantee")
+
 
 def wait_for(pred, timeout=10):
     deadline = time.time() + timeout

@@ -10,11 +10,11 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadArgumentsError
 
-from conftest import GiraffeEnsemble
+from conftest import CHROOT, GiraffeEnsemble
 
 # The module starts its own ensemble, so it runs once, in the pass
-# without GIRAFFE_ENSEMBLE.
-pytestmark = pytest.mark.skipif(bool(os.environ.get("GIRAFFE_ENSEMBLE")),
+# without GIRAFFE_ENSEMBLE or GIRAFFE_CHROOT.
+pytestmark = pytest.mark.skipif(bool(os.environ.get("GIRAFFE_ENSEMBLE") or CHROOT),
                                 reason="starts its own ensemble with namespaces declared")
 
 

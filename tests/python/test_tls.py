@@ -14,11 +14,11 @@ from kazoo.exceptions import NoAuthError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.security import make_acl
 
-from conftest import GiraffeEnsemble
+from conftest import CHROOT, GiraffeEnsemble
 
 # The module starts its own ensemble, so it runs once, in the pass
-# without GIRAFFE_ENSEMBLE.
-pytestmark = pytest.mark.skipif(bool(os.environ.get("GIRAFFE_ENSEMBLE")),
+# without GIRAFFE_ENSEMBLE or GIRAFFE_CHROOT.
+pytestmark = pytest.mark.skipif(bool(os.environ.get("GIRAFFE_ENSEMBLE") or CHROOT),
                                 reason="starts its own TLS ensemble")
 
 SUBJECT = "CN=client,O=Giraffe cluster"  # the launcher's client certificate
