@@ -191,6 +191,18 @@ func (s *Sim) kick(sv *server) {
 	if !sv.up || sv.paused || sv.busy || s.failed() {
 		return
 	}
+	s.handleReady(sv, s.takeWaiting(sv))
+}
+
+// takeWaiting is replica.Replica's takeWaiting: sv's host takes a tick it
+// missed, one batch of the messages waiting and the proposals queued; it
+// returns the CPU time of the messages.
+func (s *Sim) takeWaiting(sv *server) float64 {
+	if sv.tickMissed {
+		sv.tickMissed = false
+		sv.host.Tick()
+		s.checkNode(sv)
+	}
 	var cost float64
 	batch := sv.inbox
 	if len(batch) > 512 {
@@ -204,7 +216,7 @@ func (s *Sim) kick(sv *server) {
 		s.checkNode(sv)
 	}
 	sv.host.TakeQueued()
-	s.handleReady(sv, cost)
+	return cost
 }
 
 // handleReady is replica.Replica's handleReady: the host's next Ready,
@@ -289,7 +301,15 @@ func (s *Sim) handleReady(sv *server, cost float64) {
 		sv.outbox = nil
 		s.sendAll(sv, out[:late])
 		sv.outbox = out[late:]
-		s.handleReady(sv, 0)
+		// What arrived during the fsync joins the next Ready.
+		var cost float64
+		if !sv.paused {
+			cost = s.takeWaiting(sv)
+			if s.failed() {
+				return
+			}
+		}
+		s.handleReady(sv, cost)
 	})
 }
 

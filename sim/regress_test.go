@@ -232,10 +232,10 @@ func TestLocalReadsNeverGoBack(t *testing.T) {
 		tp   topology
 		seed int64
 	}{
-		{topology{"classic-3", 3, 1, 2, true}, 9},
-		{topology{"classic-3", 3, 1, 2, true}, 16},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 21},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 47},
+		{topology{"classic-3", 3, 1, 2, true}, 11},
+		{topology{"classic-3", 3, 1, 2, true}, 15},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 6},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 9},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", c.tp.name, c.seed), func(t *testing.T) {
 			o := Options{Seed: c.seed, Swarm: true, LocalReads: true, Without: []string{"weak"}}
@@ -268,9 +268,9 @@ func TestWeakConnectionsKeepAPrefix(t *testing.T) {
 		tp   topology
 		seed int64
 	}{
-		{topology{"classic-3", 3, 1, 2, true}, 46},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 30},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 32},
+		{topology{"classic-3", 3, 1, 2, true}, 127},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 8},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 183},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", c.tp.name, c.seed), func(t *testing.T) {
 			o := Options{Seed: c.seed, Swarm: true, Weak: true}
