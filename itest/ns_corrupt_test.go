@@ -435,17 +435,32 @@ func checkNSRepaired(t *testing.T, sts []adminapi.NamespacesStatus, wantNodes ma
 }
 
 // checkHolds checks that s holds every path of acked under root, each
-// with its path as data when readAll is set (else by listing root).
+// with its path as data when readAll is set (else by listing root). A
+// lost connection is retried on a new session, as a client retries a
+// read: a member under load may stop serving for a moment.
 func checkHolds(t *testing.T, s launcher.Server, root string, acked []string, readAll bool) {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := holds(t, s, root, acked, readAll)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, zk.ErrConnectionClosed) || attempt == 5 {
+			t.Fatalf("server %d: %v", s.ID, err)
+		}
+		t.Logf("server %d: %v; reading again", s.ID, err)
+	}
+}
+
+func holds(t *testing.T, s launcher.Server, root string, acked []string, readAll bool) error {
 	conn := zkConnect(t, []string{s.ClientAddr})
 	defer conn.Close()
 	if _, err := conn.Sync(root); err != nil {
-		t.Fatalf("server %d: sync %s: %v", s.ID, root, err)
+		return fmt.Errorf("sync %s: %w", root, err)
 	}
 	kids, _, err := conn.Children(root)
 	if err != nil {
-		t.Fatalf("server %d: children of %s: %v", s.ID, root, err)
+		return fmt.Errorf("children of %s: %w", root, err)
 	}
 	have := map[string]bool{}
 	for _, k := range kids {
@@ -457,12 +472,16 @@ func checkHolds(t *testing.T, s launcher.Server, root string, acked []string, re
 		}
 	}
 	if !readAll {
-		return
+		return nil
 	}
 	for _, p := range acked {
 		d, _, err := conn.Get(p)
-		if err != nil || string(d) != p {
-			t.Fatalf("server %d: %s = %q, %v", s.ID, p, d, err)
+		if err != nil {
+			return fmt.Errorf("get %s: %w", p, err)
+		}
+		if string(d) != p {
+			t.Fatalf("server %d: %s = %q", s.ID, p, d)
 		}
 	}
+	return nil
 }
