@@ -20,12 +20,28 @@ import (
 // top-level subtree no namespace declares, summed (the last zxid: the
 // largest).
 
+// repairing reports whether this server is an ensemble member that lost
+// its durable state at start (the replica set it aside) and has not yet
+// both been registered as a new incarnation and applied the commit point
+// it was registered at (replica.Status.RepairedAt), the point from which
+// it holds everything it may have acknowledged before. The tree lock is
+// held: the applier advances its position under it.
+func (s *Server) repairing() bool {
+	rp, ok := s.pipe.(*replicated)
+	if !ok {
+		return false
+	}
+	st := rp.rep.Status()
+	return st.Recovering || rp.applied < int64(st.RepairedAt)
+}
+
 // namespacesStatus reads every namespace's status at one applied zxid.
 func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
 	tab := s.cfg.Namespaces
 	s.treeMu.RLock()
 	applied := s.tree.LastZxid()
 	subs := namespaceSubtrees(tab, s.tree)
+	repairing := s.repairing()
 	s.treeMu.RUnlock()
 
 	st := adminapi.NamespacesStatus{ID: s.cfg.ServerID, AppliedZxid: applied}
@@ -34,8 +50,10 @@ func (s *Server) namespacesStatus() adminapi.NamespacesStatus {
 		nst := adminapi.NamespaceStatus{
 			Name: ns.Name, Root: ns.Root(), Level: ns.Level.String(), State: adminapi.StateHealthy,
 			LastZxid: sub.LastZxid, Nodes: sub.Nodes, Digest: fmt.Sprintf("%016x", sub.Digest)}
-		if q, ok := s.quar.lookup(ns.Name); ok && ns.Name != "" {
+		if q, ok := s.quar.lookup(ns.Name); ok {
 			nst.State, nst.QuarantinedSince, nst.Reason = adminapi.StateQuarantined, q.Since, q.Reason
+		} else if repairing {
+			nst.State = adminapi.StateRepairing
 		}
 		st.Namespaces = append(st.Namespaces, nst)
 	}
@@ -75,14 +93,16 @@ func (s *Server) namespacesHandler(w http.ResponseWriter, r *http.Request) {
 // namespaceCollector exports the namespaces' gauges, read from the tree
 // when scraped.
 type namespaceCollector struct {
-	s                             *Server
-	lastZxid, znodes, quarantined *prometheus.Desc
+	s                                        *Server
+	lastZxid, znodes, quarantined, repairing *prometheus.Desc
 }
 
 func newNamespaceCollector(s *Server) *namespaceCollector {
 	return &namespaceCollector{s: s,
 		quarantined: prometheus.NewDesc("giraffe_namespace_quarantined",
 			"1 while the namespace is quarantined on this server (its data was found damaged), else 0.", []string{"ns"}, nil),
+		repairing: prometheus.NewDesc("giraffe_namespace_repairing",
+			"1 while this server, having lost its durable state, catches up with the ensemble, else 0.", []string{"ns"}, nil),
 		lastZxid: prometheus.NewDesc("giraffe_namespace_last_zxid",
 			"Last applied zxid that changed the namespace.", []string{"ns"}, nil),
 		znodes: prometheus.NewDesc("giraffe_namespace_znodes",
@@ -95,6 +115,7 @@ func (c *namespaceCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lastZxid
 	ch <- c.znodes
 	ch <- c.quarantined
+	ch <- c.repairing
 }
 
 // Collect implements prometheus.Collector.
@@ -102,10 +123,15 @@ func (c *namespaceCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, ns := range c.s.namespacesStatus().Namespaces {
 		ch <- prometheus.MustNewConstMetric(c.lastZxid, prometheus.GaugeValue, float64(ns.LastZxid), ns.Root)
 		ch <- prometheus.MustNewConstMetric(c.znodes, prometheus.GaugeValue, float64(ns.Nodes), ns.Root)
-		q := 0.0
-		if ns.State == adminapi.StateQuarantined {
-			q = 1
-		}
-		ch <- prometheus.MustNewConstMetric(c.quarantined, prometheus.GaugeValue, q, ns.Root)
+		ch <- prometheus.MustNewConstMetric(c.quarantined, prometheus.GaugeValue, stateGauge(ns.State, adminapi.StateQuarantined), ns.Root)
+		ch <- prometheus.MustNewConstMetric(c.repairing, prometheus.GaugeValue, stateGauge(ns.State, adminapi.StateRepairing), ns.Root)
 	}
+}
+
+// stateGauge is 1 when state is want, else 0: a gauge of one state.
+func stateGauge(state, want string) float64 {
+	if state == want {
+		return 1
+	}
+	return 0
 }

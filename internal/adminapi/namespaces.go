@@ -22,6 +22,12 @@ const (
 	// could not rebuild it; it answers DATAINCONSISTENCY for every request
 	// that names a path in it, and serves the other namespaces.
 	StateQuarantined = "quarantined"
+	// StateRepairing: the server, an ensemble member, lost its durable
+	// state at start and has not yet been registered anew and applied
+	// everything the ensemble had committed by then; it reports every
+	// namespace so until it has. What it holds meanwhile is a prefix of
+	// the ensemble's history, never a state the ensemble did not have.
+	StateRepairing = "repairing"
 )
 
 // NamespacesStatus is one server's view of its namespaces, read at one
@@ -44,7 +50,7 @@ type NamespaceStatus struct {
 	// Root is the root's path ("/2"; "/" for the default namespace).
 	Root  string `json:"root"`
 	Level string `json:"level"` // strong or weak
-	State string `json:"state"` // StateHealthy or StateQuarantined
+	State string `json:"state"` // StateHealthy, StateQuarantined or StateRepairing
 	// QuarantinedSince is, for a quarantined namespace, the zxid of the
 	// first entry it missed; Reason says what was damaged.
 	QuarantinedSince int64  `json:"quarantined_since,omitempty"`

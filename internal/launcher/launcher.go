@@ -393,6 +393,20 @@ func (c *Cluster) Kill(id members.ID) error {
 	return syscall.Kill(s.PID, syscall.SIGKILL)
 }
 
+// WaitExited waits up to timeout for server id's process to have exited,
+// its files closed and its locks released (a killed process is a zombie,
+// no longer alive, some time before its last thread is gone).
+func (c *Cluster) WaitExited(id members.ID, timeout time.Duration) error {
+	s, err := c.byID(id)
+	if err != nil {
+		return err
+	}
+	if !waitDead(s.PID, timeout) {
+		return fmt.Errorf("server %d still runs after %v", id, timeout)
+	}
+	return nil
+}
+
 // Signal sends sig to server id (SIGSTOP/SIGCONT pause and resume it).
 func (c *Cluster) Signal(id members.ID, sig syscall.Signal) error {
 	s, err := c.byID(id)

@@ -93,6 +93,9 @@ type Host struct {
 	roleSeen   roleKey
 	local      []gpaxos.Message
 	recovering bool
+	// repairedAt is the commit point when a host that started in recovery
+	// was registered (0 until then): see Status.RepairedAt.
+	repairedAt gpaxos.Zxid
 	// appendEpoch and appendCommit are the epoch and commit point
 	// OnLeaderAppend was last told of (epoch 0: none, or this server
 	// stopped leading since).
@@ -179,6 +182,11 @@ func (h *Host) Propose(body []byte, onAssign func(stream, seq uint64)) {
 
 // Status returns the node's status.
 func (h *Host) Status() gpaxos.Status { return h.node.Status() }
+
+// RepairedAt is the commit point at which the ensemble registered this
+// host's incarnation when it started in recovery (Node.Recovering); 0
+// until then, and for a host that did not.
+func (h *Host) RepairedAt() gpaxos.Zxid { return h.repairedAt }
 
 // Incarnation is the host's incarnation.
 func (h *Host) Incarnation() uint64 { return h.inc }
@@ -314,8 +322,11 @@ func (h *Host) Persisted(rd gpaxos.Ready) error {
 	}
 	h.takeNews(&d)
 	h.node.Advance()
-	if h.recovering && !h.node.Status().Recovering {
+	if st := h.node.Status(); h.recovering && !st.Recovering {
 		h.recovering = false
+		// Registering commits after everything committed before this
+		// server asked, so its commit point bounds what was lost.
+		h.repairedAt = st.HardState.Commit
 		if h.cfg.OnRecovered != nil {
 			if err := h.cfg.OnRecovered(); err != nil {
 				return err

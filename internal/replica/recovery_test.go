@@ -392,3 +392,36 @@ func TestIdleFollowerProposesAfterLeaderChange(t *testing.T) {
 	}
 	c.waitDelivered([]gpaxos.ID{f.cfg.ID}, "after")
 }
+
+// TestLostStateRepairedAt restarts a follower whose hard state is gone:
+// it starts recovering with no repair point, and once the ensemble
+// registers its new incarnation the repair point covers every write
+// committed before it lost its state.
+func TestLostStateRepairedAt(t *testing.T) {
+	c := newCluster(t, grid(1, 3), gpaxos.StarTopology{})
+	l := c.leader()
+	c.waitRegistered()
+	f := c.follower(l).cfg.ID
+	c.proposeRetry(l, "w")
+	c.waitDelivered([]gpaxos.ID{1, 2, 3}, "w")
+	c.mu.Lock()
+	w := c.zxids[l.cfg.ID]["w"]
+	c.mu.Unlock()
+	c.stop(f)
+	if err := os.Remove(filepath.Join(c.dirs[f], "hardstate")); err != nil {
+		t.Fatal(err)
+	}
+	c.start(f, gpaxos.StarTopology{})
+	if st := c.rep(f).Status(); !st.Recovering || st.RepairedAt != 0 {
+		t.Fatalf("restarted without its state: recovering %v, repaired at %v", st.Recovering, st.RepairedAt)
+	}
+	c.waitRegistered()
+	if st := c.rep(f).Status(); st.RepairedAt < w {
+		t.Fatalf("repaired at %v, before the write at %v", st.RepairedAt, w)
+	}
+	for _, id := range []gpaxos.ID{1, 2, 3} {
+		if id != f && c.rep(id).Status().RepairedAt != 0 {
+			t.Fatalf("server %d kept its state but reports a repair point", id)
+		}
+	}
+}

@@ -32,6 +32,13 @@ type Status struct {
 	Recovering  bool
 	// Registered: the configuration registers this incarnation by name.
 	Registered bool
+	// RepairedAt, for a server that started in recovery because it lost
+	// durable state, is the commit point when the ensemble registered its
+	// new incarnation: everything committed before the server lost its
+	// state is at or below it, so the server holds it all again once its
+	// application has applied RepairedAt. 0 until it is registered, and
+	// for a server that started with its state.
+	RepairedAt gpaxos.Zxid
 	// Down is the members the coordinator of the server's group routes
 	// around (gpaxos.Status.Down).
 	Down []gpaxos.ID
@@ -45,7 +52,7 @@ func (r *Replica) publishStatus() {
 	s := Status{ID: st.ID, Group: st.Group, Role: RoleAcceptor, Leader: st.HardState.Leader,
 		Epoch: st.HardState.Current, HardState: st.HardState, Last: st.Last, Commit: st.HardState.Commit,
 		Applied: st.Applied, Incarnation: r.st.id.Incarnation, Recovering: st.Recovering,
-		Registered: st.Registered, Down: st.Down}
+		Registered: st.Registered, RepairedAt: r.host.RepairedAt(), Down: st.Down}
 	switch {
 	case st.Leader:
 		s.Role = RoleLeader
