@@ -211,8 +211,9 @@ func pickVictim(t *testing.T, c *launcher.Cluster, l members.ID, role string) (l
 
 // nsWriter creates znodes root/NAME-N, one at a time on one session, at
 // most one every interval, until stopped or a create fails with anything
-// but a lost connection (retried: the create may have been applied, so a
-// retry that finds the node counts it as acknowledged).
+// but a lost connection or no server to connect to (retried: the create
+// may have been applied, so a retry that finds the node counts it as
+// acknowledged).
 type nsWriter struct {
 	root, name string
 	on         members.ID
@@ -258,7 +259,11 @@ func (w *nsWriter) run(interval time.Duration) {
 				w.acked, w.ackTimes = append(w.acked, p), append(w.ackTimes, time.Now())
 				break
 			}
-			if !errors.Is(err, zk.ErrConnectionClosed) || time.Now().After(end) {
+			// A member whose group lost its coordinator stops serving
+			// until a new one is elected, and refuses the connection of a
+			// client that knows only it meanwhile (ErrNoServer).
+			lost := errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+			if !lost || time.Now().After(end) {
 				w.err = fmt.Errorf("create %s: %w", p, err)
 				return
 			}
