@@ -24,7 +24,13 @@ import (
 // off: the first is used first) and waits for it.
 func zkConnect(t testing.TB, servers []string) *zk.Conn {
 	t.Helper()
-	c, ev, err := zk.Connect(servers, 4*time.Second, zk.WithLogInfo(false))
+	return zkConnectTimeout(t, servers, 4*time.Second)
+}
+
+// zkConnectTimeout is zkConnect with a session timeout.
+func zkConnectTimeout(t testing.TB, servers []string, timeout time.Duration) *zk.Conn {
+	t.Helper()
+	c, ev, err := zk.Connect(servers, timeout, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -279,25 +279,6 @@ func (w *nsWriter) stop() {
 	<-w.done
 }
 
-// zkConnectTimeout is zkConnect with a session timeout.
-func zkConnectTimeout(t *testing.T, servers []string, timeout time.Duration) *zk.Conn {
-	t.Helper()
-	c, ev, err := zk.Connect(servers, timeout, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	deadline := time.After(20 * time.Second)
-	for c.State() != zk.StateHasSession {
-		select {
-		case <-ev:
-		case <-deadline:
-			t.Fatalf("no session with %v", servers)
-		}
-	}
-	return c
-}
-
 // corruptNamespace runs `giraffe debug corrupt` on namespace 2's newest
 // target ("log" or "snapshot") in the stopped server's data directory.
 func corruptNamespace(t *testing.T, s launcher.Server, target string) corrupt.Report {
