@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -33,14 +34,21 @@ func runOpts(t *testing.T, tp topology, o Options) {
 	}
 }
 
+// seedChunk is how many seeds of one topology run one after the other in
+// one parallel subtest of TestSeeds: the big topologies cost many times
+// what the small ones do, and chunks let the cores share them out.
+const seedChunk = 10
+
 // TestSeeds is the seed sweep: SIM_SEEDS seeds (default 20) per topology
-// starting at SIM_SEED_BASE (default 1), half of them in swarm mode; the
-// topologies run in parallel. `make test` runs it with SIM_SEEDS=125 (500
-// runs), `make sim-long` with SIM_SEEDS=25000. SIM_RECONFIG=1 adds
-// configuration changes to every run (`make sim-reconfig`).
+// starting at SIM_SEED_BASE (default 1), half of them in swarm mode; chunks
+// of seedChunk seeds run in parallel, the biggest topology's first.
+// `make test` runs it with SIM_SEEDS=125 (500 runs, in test-sim; its
+// test-go step sets SIM_SEEDS=0), `make sim-long` with SIM_SEEDS=25000.
+// SIM_RECONFIG=1 adds configuration changes to every run (`make
+// sim-reconfig`).
 func TestSeeds(t *testing.T) {
-	n := 20
-	if v, err := strconv.Atoi(os.Getenv("SIM_SEEDS")); err == nil {
+	n := int64(20)
+	if v, err := strconv.ParseInt(os.Getenv("SIM_SEEDS"), 10, 64); err == nil {
 		n = v
 	}
 	base := int64(1)
@@ -48,12 +56,18 @@ func TestSeeds(t *testing.T) {
 		base = v
 	}
 	reconfig := os.Getenv("SIM_RECONFIG") != ""
-	for _, tp := range sweepTopologies {
-		tp := tp
+	for k := len(sweepTopologies) - 1; k >= 0; k-- {
+		tp := sweepTopologies[k]
 		t.Run(tp.name, func(t *testing.T) {
 			t.Parallel()
-			for i := int64(0); i < int64(n); i++ {
-				runOpts(t, tp, Options{Seed: base + i, Swarm: i%2 == 1, Reconfig: reconfig})
+			for from := int64(0); from < n; from += seedChunk {
+				to := min(from+seedChunk, n)
+				t.Run(fmt.Sprintf("seeds-%d-%d", base+from, base+to-1), func(t *testing.T) {
+					t.Parallel()
+					for i := from; i < to; i++ {
+						runOpts(t, tp, Options{Seed: base + i, Swarm: i%2 == 1, Reconfig: reconfig})
+					}
+				})
 			}
 		})
 	}
