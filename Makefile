@@ -59,8 +59,12 @@ run: build
 run-standalone: build
 	$(BIN) server --data-dir $(RUN_DIR)-standalone --client-addr 127.0.0.1 --client-port $(PORT) --metrics-port 7000
 
-## test: everything CI runs.
-test: vet build setup test-go test-ensemble test-sim test-python test-java test-curator test-ui
+## test: everything CI runs. The simulator's sweep (test-sim, CPU only) runs beside the tests of processes and clients at the lowest CPU priority: those spend most of their time waiting, and the sweep fills the idle cores without taking the CPU from them.
+test: vet build setup
+	@simlog=$$(mktemp); nice -n 19 $(MAKE) --no-print-directory test-sim > $$simlog 2>&1 & sim=$$!; \
+	$(MAKE) --no-print-directory test-go test-ensemble test-python test-java test-curator test-ui; rc=$$?; \
+	wait $$sim; simrc=$$?; echo "== test-sim, run beside the others: exit $$simrc"; cat $$simlog; rm -f $$simlog; \
+	test $$rc -eq 0 && test $$simrc -eq 0
 
 vet:
 	@test -z "$$(gofmt -l . | grep -v '^.cache/')" || (echo "gofmt needed:"; gofmt -l .; exit 1)
