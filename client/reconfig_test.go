@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/testport"
 	"github.com/giraffe-coord/giraffe/server"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
@@ -35,21 +35,16 @@ func (m reconfigMember) spec() string {
 // servers over loopback TCP that allows reconfig to the super user.
 func startReconfigEnsemble(t *testing.T) []reconfigMember {
 	t.Helper()
-	var lns []net.Listener
 	var ms []reconfigMember
 	var peers []server.Member
+	base, err := testport.Range(3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 1; i <= 3; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		port := ln.Addr().(*net.TCPAddr).Port
+		port := base + i - 1
 		ms = append(ms, reconfigMember{id: server.ID(i), peer: port})
 		peers = append(peers, server.Member{ID: server.ID(i), Peer: fmt.Sprintf("127.0.0.1:%d", port)})
-	}
-	for _, ln := range lns {
-		ln.Close()
 	}
 	for i := range ms {
 		cfg := server.DefaultConfig()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/testport"
 	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/recipes"
 	"github.com/giraffe-coord/giraffe/server"
@@ -150,18 +150,13 @@ func TestConnectAfterClose(t *testing.T) {
 // freePorts returns n distinct free TCP ports of 127.0.0.1.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	base, err := testport.Range(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ln := range lns {
-		ln.Close()
+	ports := make([]int, n)
+	for i := range ports {
+		ports[i] = base + i
 	}
 	return ports
 }

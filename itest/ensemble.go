@@ -2,8 +2,6 @@ package itest
 
 import (
 	"fmt"
-	"math/rand"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
+	"github.com/giraffe-coord/giraffe/internal/testport"
 )
 
 // The ensembles the real-client tests run against: the smallest classic
@@ -24,25 +23,8 @@ var (
 )
 
 // freeRange returns a base port such that base .. base+n-1 were free a
-// moment ago.
-func freeRange(n int) (int, error) {
-	for try := 0; try < 50; try++ {
-		base := 10000 + rand.Intn(22000) // below the kernel's ephemeral ports (32768+), which dials take
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				break
-			}
-			ln.Close()
-		}
-		if ok {
-			return base, nil
-		}
-	}
-	return 0, fmt.Errorf("no %d consecutive free ports", n)
-}
+// moment ago (testport.Range).
+func freeRange(n int) (int, error) { return testport.Range(n) }
 
 // StartEnsemble starts an ensemble of real server processes with the
 // launcher of `giraffe cluster`, fault injection on, and stops it when the

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/testport"
 )
 
 // Binary returns the giraffe binary to test: $GIRAFFE_BIN, or one built
@@ -45,15 +47,9 @@ var (
 	buildErr  error
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago
+// (testport.One).
+func FreePort() (int, error) { return testport.One() }
 
 // Proc is one running `giraffe server` process.
 type Proc struct {

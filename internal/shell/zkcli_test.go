@@ -2,7 +2,6 @@ package shell
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/embed"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/testport"
 	"github.com/giraffe-coord/giraffe/server"
 )
 
@@ -255,24 +255,17 @@ func (m ensembleMember) spec() string {
 // reconfigure it, and returns its members and the leader's index.
 func startEnsemble(t *testing.T) ([]ensembleMember, int) {
 	t.Helper()
-	var lns []net.Listener
-	for range 6 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
+	base, err := testport.Range(6)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var ms []ensembleMember
 	var peers []server.Member
 	for i := range 3 {
-		m := ensembleMember{id: i + 1, peer: lns[2*i].Addr().(*net.TCPAddr).Port, client: lns[2*i+1].Addr().(*net.TCPAddr).Port}
+		m := ensembleMember{id: i + 1, peer: base + 2*i, client: base + 2*i + 1}
 		ms = append(ms, m)
 		peers = append(peers, server.Member{ID: server.ID(m.id), Peer: fmt.Sprintf("127.0.0.1:%d", m.peer),
 			Client: fmt.Sprintf("127.0.0.1:%d", m.client)})
-	}
-	for _, ln := range lns {
-		ln.Close()
 	}
 	for _, m := range ms {
 		cfg := embed.Standalone(t.TempDir())
