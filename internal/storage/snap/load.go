@@ -135,14 +135,53 @@ func verifyFile(path string) (Info, error) {
 		return Info{}, &damage{path, "bad trailer (truncated or overwritten file)"}
 	}
 	crc := binary.LittleEndian.Uint32(tr[8:12])
+	info := Info{Zxid: zxid, Version: formatVersion, Size: size, BodyOffset: headerSize, BodyBytes: bodyLen, Checksum: crc}
 	h := crc32.New(castagnoli)
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, headerSize+bodyLen)); err != nil {
 		return Info{}, err
 	}
 	if h.Sum32() != crc {
-		return Info{}, &damage{path, "checksum mismatch"}
+		return info, &damage{path, "checksum mismatch"}
 	}
-	return Info{Zxid: zxid, Version: formatVersion, Size: size, BodyOffset: headerSize, BodyBytes: bodyLen, Checksum: crc}, nil
+	return info, nil
+}
+
+// ReadNewestDamaged is for a body format with checksums of its own, which
+// can tell which of its parts a damaged body still holds intact: it hands
+// read the body of the newest snapshot file in dir whose framing holds
+// (header, length, end magic, the zxid its name says) although its
+// checksum fails; read must check the body itself. found is false when
+// there is no such file, or a valid snapshot is newer (LoadNewest's).
+func ReadNewestDamaged(dir string, read func(zxid int64, r io.Reader) error) (zxid int64, found bool, err error) {
+	snaps, err := list(dir)
+	if err != nil {
+		return 0, false, err
+	}
+	for i := len(snaps) - 1; i >= 0; i-- {
+		s := snaps[i]
+		info, err := verifyFile(s.path)
+		var d *damage
+		switch {
+		case err == nil:
+			return 0, false, nil
+		case !errors.As(err, &d) || d.reason != "checksum mismatch" || info.Zxid != s.zxid:
+			continue
+		}
+		f, err := os.Open(s.path)
+		if err != nil {
+			return 0, false, err
+		}
+		defer f.Close()
+		br := bufio.NewReaderSize(io.NewSectionReader(f, headerSize, info.BodyBytes), readBufferBytes)
+		if err := read(s.zxid, br); err != nil {
+			return 0, false, fmt.Errorf("snap: reading damaged %s: %w", s.path, err)
+		}
+		if left, err := io.Copy(io.Discard, br); err != nil || left > 0 {
+			return 0, false, fmt.Errorf("snap: reading damaged %s: %d bytes of the body left unread (%v)", s.path, left, err)
+		}
+		return s.zxid, true, nil
+	}
+	return 0, false, nil
 }
 
 // load hands the verified body to read, checking the checksum again as the

@@ -396,3 +396,59 @@ func TestNewest(t *testing.T) {
 		t.Fatalf("all damaged: found %v, %v", found, err)
 	}
 }
+
+// TestReadNewestDamaged: the newest file whose framing holds but whose
+// checksum fails is handed over whole; a valid newer snapshot, or none at
+// all, means nothing to hand over; a file whose framing is broken is
+// passed over for an older damaged one.
+func TestReadNewestDamaged(t *testing.T) {
+	read := func(dir string) (int64, []byte, bool) {
+		t.Helper()
+		var got []byte
+		z, found, err := ReadNewestDamaged(dir, func(_ int64, r io.Reader) (err error) {
+			got, err = io.ReadAll(r)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z, got, found
+	}
+	dir := t.TempDir()
+	if _, _, found := read(dir); found {
+		t.Fatal("found a damaged snapshot in an empty directory")
+	}
+	older := save(t, dir, 0x10, body(1, 3000))
+	if _, _, found := read(dir); found {
+		t.Fatal("found a damaged snapshot where the newest is valid")
+	}
+	newer := save(t, dir, 0x20, body(2, 3000))
+	b, err := os.ReadFile(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[headerSize+100] ^= 1
+	if err := os.WriteFile(newer, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := body(2, 3000)
+	want[100] ^= 1
+	if z, got, found := read(dir); !found || z != 0x20 || !bytes.Equal(got, want) {
+		t.Fatalf("got zxid %#x found %v, body equal %v", z, found, bytes.Equal(got, want))
+	}
+	// The newest cut short (its framing broken), the older damaged.
+	if err := os.WriteFile(newer, b[:len(b)-3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ob, err := os.ReadFile(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob[headerSize] ^= 1
+	if err := os.WriteFile(older, ob, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if z, _, found := read(dir); !found || z != 0x10 {
+		t.Fatalf("got zxid %#x found %v, want the older damaged one", z, found)
+	}
+}
