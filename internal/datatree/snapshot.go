@@ -15,8 +15,8 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// Snapshot format, version 1. A snapshot is a sequence of frames, each a
-// 4-byte big-endian length and a jute-encoded payload:
+// Snapshot format. A snapshot is a sequence of frames, each a 4-byte
+// big-endian length and a jute-encoded payload. Version 1:
 //
 //	magic    "GIRAFFE-TREE" and the format version (an int)
 //	header   lastZxid, digest, then the counts of ACL lists, nodes, sessions
@@ -26,13 +26,32 @@ import (
 //	sessions one frame per session, by id: id, timeout, password
 //	trailer  the CRC-32C of every byte before it
 //
+// Version 2, written when the tree has sections (SetSnapshotSections: a
+// server's declared namespaces), gives each section's subtree a checksum of
+// its own, so that damage inside one is found there and the rest of the
+// snapshot still loads (ReadSnapshotSections):
+//
+//	header   as in version 1, the node count that of the nodes outside
+//	         every section, then the number of sections
+//	acls, nodes (every node but a section root's descendants; the roots
+//	         are here), sessions: as in version 1
+//	then per section, by name:
+//	  section  name, node count, body length in bytes, digest of its nodes
+//	  body     one node frame per descendant of /name, as above
+//	  checksum the CRC-32C of the body (4 bytes, no frame)
+//	trailer  the CRC-32C of every byte before it but the sections' bodies
+//	         and checksums
+//
 // The same tree always gives the same bytes. ReadSnapshot rebuilds every
 // index and the digest from the nodes and sessions and refuses a snapshot
 // whose digest or checksum does not match, so a damaged or misread snapshot
 // is never loaded silently.
 const (
-	snapMagic   = "GIRAFFE-TREE"
-	snapVersion = 1
+	snapMagic = "GIRAFFE-TREE"
+	// snapVersion is the format without sections, snapVersionSections the
+	// one with.
+	snapVersion         = 1
+	snapVersionSections = 2
 	// maxFrame bounds one frame: a node's data is limited by the server's
 	// maximum packet size, far below this.
 	maxFrame = 1 << 30
@@ -46,8 +65,10 @@ var ErrBadSnapshot = errors.New("datatree: bad snapshot")
 
 // snapWriter frames payloads onto w and checksums everything written.
 type snapWriter struct {
-	w   *bufio.Writer
+	w *bufio.Writer
+	// crc sums what is written (nil: nothing); n counts it.
 	crc hash.Hash32
+	n   int64
 	enc *zkproto.Encoder
 	err error
 }
@@ -68,16 +89,38 @@ func (sw *snapWriter) write(b []byte) {
 	if sw.err != nil {
 		return
 	}
-	_, _ = sw.crc.Write(b)
+	if sw.crc != nil {
+		_, _ = sw.crc.Write(b)
+	}
+	sw.n += int64(len(b))
 	_, sw.err = sw.w.Write(b)
+}
+
+// SetSnapshotSections names the top-level znodes whose subtrees
+// WriteSnapshot gives sections of their own (format version 2); none, the
+// default, writes version 1.
+func (t *Tree) SetSnapshotSections(names []string) {
+	t.sections = slices.Compact(slices.Sorted(slices.Values(names)))
+	t.sections = slices.DeleteFunc(t.sections, func(name string) bool { return name == "" || strings.Contains(name, "/") })
 }
 
 // WriteSnapshot writes the whole tree and session table to w. The tree must
 // not change while it runs.
 func (t *Tree) WriteSnapshot(w io.Writer) error {
 	sw := &snapWriter{w: bufio.NewWriterSize(w, 64<<10), crc: crc32.New(crcTable), enc: zkproto.NewEncoder(nil)}
+	// The sections whose roots exist; the others have nothing to hold.
+	var sections []string
+	for _, name := range t.sections {
+		if t.nodes["/"+name] != nil {
+			sections = append(sections, name)
+		}
+	}
 	sw.enc.String(snapMagic)
-	sw.enc.Int(snapVersion)
+	if len(sections) == 0 {
+		sw.enc.Int(snapVersion)
+	} else {
+		sw.enc.Int(snapVersionSections)
+	}
 	sw.frame()
 
 	// Number ACL lists by their encodings so the output is deterministic.
@@ -94,19 +137,32 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 		index[s] = int32(i)
 	}
 
+	// sectioned holds the section roots, whose descendants the main part
+	// leaves out.
+	sectioned := make(map[string]bool, len(sections))
+	inSections := 0
+	for _, name := range sections {
+		sectioned["/"+name] = true
+		inSections += t.tops[name].nodes - 1
+	}
 	sw.enc.Long(t.lastZxid)
 	sw.enc.Long(int64(t.digest))
 	sw.enc.Int(int32(len(sets)))
-	sw.enc.Long(int64(len(t.nodes)))
+	sw.enc.Long(int64(len(t.nodes) - inSections))
 	sw.enc.Int(int32(len(t.sessions)))
+	if len(sections) > 0 {
+		sw.enc.Int(int32(len(sections)))
+	}
 	sw.frame()
 	for _, s := range sets {
 		sw.write(binary.BigEndian.AppendUint32(nil, uint32(len(encoded[s]))))
 		sw.write(encoded[s])
 	}
 
-	var walk func(path string, n *node)
-	walk = func(path string, n *node) {
+	// walk writes n, at path, and its descendants, parents before
+	// children, children by name; below a section root only with below.
+	var walk func(path string, n *node, below bool)
+	walk = func(path string, n *node, below bool) {
 		enc := sw.enc
 		enc.String(path)
 		enc.Buffer(n.data)
@@ -121,22 +177,60 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 		enc.Int(n.cversion)
 		enc.Int(n.aversion)
 		sw.frame()
-		names := n.childNames()
+		if sectioned[path] && !below {
+			return
+		}
 		prefix := path
 		if path != rootPath {
 			prefix += "/"
 		}
-		for _, name := range names {
-			walk(prefix+name, n.children[name])
+		for _, name := range n.childNames() {
+			walk(prefix+name, n.children[name], below)
 		}
 	}
-	walk(rootPath, t.nodes[rootPath])
+	walk(rootPath, t.nodes[rootPath], false)
 
 	for _, si := range t.Sessions() {
 		sw.enc.Long(si.ID)
 		sw.enc.Int(si.Timeout)
 		sw.enc.Buffer(si.Passwd)
 		sw.frame()
+	}
+
+	for _, name := range sections {
+		root := t.nodes["/"+name]
+		// The body's length goes in the section's header, before it:
+		// counted here without encoding anything.
+		var length int64
+		var digest uint64
+		var count func(path string, n *node)
+		count = func(path string, n *node) {
+			for _, c := range n.childNames() {
+				child := n.children[c]
+				p := path + "/" + c
+				length += nodeFrameSize(p, child.data)
+				digest += child.digest
+				count(p, child)
+			}
+		}
+		count("/"+name, root)
+		sw.enc.String(name)
+		sw.enc.Long(int64(t.tops[name].nodes - 1))
+		sw.enc.Long(length)
+		sw.enc.Long(int64(digest))
+		sw.frame()
+		main := sw.crc
+		sw.crc, sw.n = crc32.New(crcTable), 0
+		for _, c := range root.childNames() {
+			walk("/"+name+"/"+c, root.children[c], true)
+		}
+		if sw.err == nil && sw.n != length {
+			return fmt.Errorf("datatree: section %q: wrote %d bytes, counted %d", name, sw.n, length)
+		}
+		sum := sw.crc.Sum32()
+		sw.crc = nil
+		sw.write(binary.BigEndian.AppendUint32(nil, sum))
+		sw.crc = main
 	}
 	if sw.err != nil {
 		return sw.err
@@ -145,6 +239,13 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 		return err
 	}
 	return sw.w.Flush()
+}
+
+// nodeFrameSize is the size of a node's frame as walk writes it: the length
+// prefix, the path and the data (each a length and its bytes), the ACL
+// index, six longs and three ints of stat.
+func nodeFrameSize(path string, data []byte) int64 {
+	return 4 + 4 + int64(len(path)) + 4 + int64(len(data)) + 4 + 6*8 + 3*4
 }
 
 // snapReader reads frames and checksums everything read.
@@ -206,12 +307,26 @@ func done(d *zkproto.Decoder, what string) error {
 
 // ReadSnapshot reads a snapshot written by WriteSnapshot. Errors about the
 // snapshot's content wrap ErrBadSnapshot; errors of r are returned as they
-// are.
+// are. The tree keeps the snapshot's sections (SetSnapshotSections).
 func ReadSnapshot(r io.Reader) (*Tree, error) {
+	t, _, err := readSnapshot(r, false)
+	return t, err
+}
+
+// ReadSnapshotSections is ReadSnapshot for a snapshot with sections that
+// may be damaged: a section whose checksum or content fails is left out,
+// and named in damaged (its root, outside it, is kept), while the rest of
+// the snapshot must be intact as ReadSnapshot demands. The tree then lacks
+// the damaged sections' nodes: its owner must keep them out of service.
+func ReadSnapshotSections(r io.Reader) (t *Tree, damaged []string, err error) {
+	return readSnapshot(r, true)
+}
+
+func readSnapshot(r io.Reader, tolerant bool) (*Tree, []string, error) {
 	sr := &snapReader{r: bufio.NewReaderSize(r, 64<<10), crc: crc32.New(crcTable)}
 	h, err := sr.header()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	t := newEmpty()
@@ -222,45 +337,51 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 	sets := make([]*aclSet, 0, min(int(h.nACL), 1<<16))
 	for i := int32(0); i < h.nACL; i++ {
 		if d, err = sr.next("acl"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		list := zkproto.DecodeACLs(d)
 		if err := done(d, "acl"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if list == nil {
-			return nil, fmt.Errorf("%w: null ACL list %d", ErrBadSnapshot, i)
+			return nil, nil, fmt.Errorf("%w: null ACL list %d", ErrBadSnapshot, i)
 		}
 		s := t.acls.acquire(list)
 		if s.refs != 1 {
-			return nil, fmt.Errorf("%w: ACL list %d repeated", ErrBadSnapshot, i)
+			return nil, nil, fmt.Errorf("%w: ACL list %d repeated", ErrBadSnapshot, i)
 		}
 		sets = append(sets, s)
 	}
+	defer func() {
+		for _, s := range sets {
+			t.acls.release(s)
+		}
+	}()
 
 	for i := int64(0); i < h.nNodes; i++ {
 		if d, err = sr.next("node"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if err := t.readNode(d, sets, i == 0); err != nil {
-			return nil, err
+		rec, err := decodeNode(d, len(sets))
+		if err != nil {
+			return nil, nil, err
 		}
-	}
-	for _, s := range sets {
-		t.acls.release(s)
+		if err := t.linkNode(rec, sets, i == 0); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	prev := int64(0)
 	for i := int32(0); i < h.nSessions; i++ {
 		if d, err = sr.next("session"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		id, timeout, passwd := d.Long(), d.Int(), d.Buffer()
 		if err := done(d, "session"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if (i > 0 && id <= prev) || !validSessionID(id) {
-			return nil, fmt.Errorf("%w: session %#x out of order or invalid", ErrBadSnapshot, id)
+			return nil, nil, fmt.Errorf("%w: session %#x out of order or invalid", ErrBadSnapshot, id)
 		}
 		prev = id
 		s := &session{timeout: timeout, passwd: passwd, digest: sessionDigest(id, timeout, passwd)}
@@ -268,11 +389,40 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 		t.digest += s.digest
 	}
 
-	if err := sr.trailer(); err != nil {
-		return nil, err
+	var damaged []string
+	wantDigest := h.digest
+	prevName := ""
+	for i := int32(0); i < h.nSections; i++ {
+		sh, err := sr.sectionHeader()
+		if err != nil {
+			return nil, nil, err
+		}
+		if i > 0 && sh.name <= prevName || t.nodes["/"+sh.name] == nil {
+			return nil, nil, fmt.Errorf("%w: section %q out of order or without its root", ErrBadSnapshot, sh.name)
+		}
+		prevName = sh.name
+		t.sections = append(t.sections, sh.name)
+		recs, why, err := sr.section(sh, len(sets))
+		if err != nil {
+			return nil, nil, err
+		}
+		if why == "" {
+			why = t.linkSection(sh, recs, sets)
+		}
+		if why != "" {
+			if !tolerant {
+				return nil, nil, fmt.Errorf("%w: section /%s: %s", ErrBadSnapshot, sh.name, why)
+			}
+			damaged = append(damaged, sh.name)
+			wantDigest -= sh.digest
+		}
 	}
-	if t.digest != h.digest {
-		return nil, fmt.Errorf("%w: digest %#x, header says %#x", ErrBadSnapshot, t.digest, h.digest)
+
+	if err := sr.trailer(); err != nil {
+		return nil, nil, err
+	}
+	if t.digest != wantDigest {
+		return nil, nil, fmt.Errorf("%w: digest %#x, header says %#x", ErrBadSnapshot, t.digest, wantDigest)
 	}
 	// The snapshot does not say when each subtree last changed: its zxid
 	// bounds it (subtree.go).
@@ -280,15 +430,126 @@ func ReadSnapshot(r io.Reader) (*Tree, error) {
 		s.lastZxid = h.lastZxid
 	}
 	t.settle(h.lastZxid, false)
-	return t, nil
+	return t, damaged, nil
+}
+
+// sectionHeader is what a section's header frame says.
+type sectionHeader struct {
+	name   string
+	nodes  int64
+	length int64
+	digest uint64
+}
+
+// sectionHeader reads a section's header frame.
+func (sr *snapReader) sectionHeader() (sectionHeader, error) {
+	d, err := sr.next("section")
+	if err != nil {
+		return sectionHeader{}, err
+	}
+	sh := sectionHeader{name: d.String(), nodes: d.Long(), length: d.Long(), digest: uint64(d.Long())}
+	if err := done(d, "section"); err != nil {
+		return sectionHeader{}, err
+	}
+	if sh.name == "" || strings.ContainsAny(sh.name, "/\x00") || sh.nodes < 0 || sh.length < 0 || sh.nodes > sh.length {
+		return sectionHeader{}, fmt.Errorf("%w: section header %q: %d nodes in %d bytes", ErrBadSnapshot, sh.name, sh.nodes, sh.length)
+	}
+	return sh, nil
+}
+
+// section reads the body of the section sh announces and its checksum,
+// outside the snapshot's own checksum, and decodes its nodes. Damage
+// inside the body (a checksum or a frame that fails) is reported in why,
+// with the body consumed to its end; err is for what ends the whole read
+// (r's errors, a snapshot cut short).
+func (sr *snapReader) section(sh sectionHeader, nACL int) (recs []nodeRecord, why string, err error) {
+	body := &io.LimitedReader{R: sr.r, N: sh.length}
+	sec := &snapReader{r: bufio.NewReaderSize(body, 64<<10), crc: crc32.New(crcTable)}
+	for i := int64(0); i < sh.nodes && why == ""; i++ {
+		d, err := sec.next("node")
+		if err != nil {
+			if !errors.Is(err, ErrBadSnapshot) {
+				return nil, "", err
+			}
+			why = err.Error()
+			break
+		}
+		rec, err := decodeNode(d, nACL)
+		if err != nil {
+			why = err.Error()
+			break
+		}
+		recs = append(recs, rec)
+	}
+	// The rest of the body: none when it is whole. A frame that failed
+	// may have read into it; the body's end is counted on r.
+	rest, err := io.Copy(sec.crc, sec.r)
+	if err != nil {
+		return nil, "", err
+	}
+	if body.N != 0 {
+		return nil, "", fmt.Errorf("%w: truncated in section /%s", ErrBadSnapshot, sh.name)
+	}
+	if why == "" && rest != 0 {
+		why = fmt.Sprintf("%d bytes after its nodes", rest)
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(sr.r, sum[:]); err != nil {
+		return nil, "", sr.readErr("section checksum", err)
+	}
+	sr.off += sh.length + 4
+	if why == "" && binary.BigEndian.Uint32(sum[:]) != sec.crc.Sum32() {
+		why = "checksum mismatch"
+	}
+	if why != "" {
+		return nil, why, nil
+	}
+	return recs, "", nil
+}
+
+// linkSection links a section's nodes under its root, all or none: what
+// is wrong with them is returned, and the tree is then as before.
+func (t *Tree) linkSection(sh sectionHeader, recs []nodeRecord, sets []*aclSet) string {
+	before := t.digest
+	prefix := "/" + sh.name + "/"
+	for i, rec := range recs {
+		err := error(nil)
+		if !strings.HasPrefix(rec.path, prefix) {
+			err = fmt.Errorf("node %q outside the section", rec.path)
+		} else {
+			err = t.linkNode(rec, sets, false)
+		}
+		if err != nil {
+			t.unlinkSection(recs[:i])
+			return err.Error()
+		}
+	}
+	if got := t.digest - before; got != sh.digest {
+		t.unlinkSection(recs)
+		return fmt.Sprintf("digest %#x, its header says %#x", got, sh.digest)
+	}
+	return ""
+}
+
+// unlinkSection takes back the nodes linkSection linked, children first.
+func (t *Tree) unlinkSection(recs []nodeRecord) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		path := recs[i].path
+		n := t.nodes[path]
+		parentPath, name, _ := splitPath(path)
+		t.removeNode(path, t.nodes[parentPath], name, n)
+	}
+	clear(t.touched)
+	t.touched = t.touched[:0]
 }
 
 // snapHeader is what a snapshot's magic and header frames say.
 type snapHeader struct {
-	lastZxid        int64
-	digest          uint64
-	nACL, nSessions int32
-	nNodes          int64
+	lastZxid                   int64
+	digest                     uint64
+	nACL, nSessions, nSections int32
+	// nNodes counts the nodes outside every section.
+	nNodes int64
 }
 
 // header reads and checks the magic and header frames.
@@ -297,9 +558,10 @@ func (sr *snapReader) header() (snapHeader, error) {
 	if err != nil {
 		return snapHeader{}, err
 	}
-	if magic, v := d.String(), d.Int(); magic != snapMagic || v != snapVersion {
+	magic, version := d.String(), d.Int()
+	if magic != snapMagic || version != snapVersion && version != snapVersionSections {
 		if d.Err() == nil && magic == snapMagic {
-			return snapHeader{}, fmt.Errorf("%w: unknown format version %d", ErrBadSnapshot, v)
+			return snapHeader{}, fmt.Errorf("%w: unknown format version %d", ErrBadSnapshot, version)
 		}
 		return snapHeader{}, fmt.Errorf("%w: not a Giraffe tree snapshot", ErrBadSnapshot)
 	}
@@ -311,6 +573,11 @@ func (sr *snapReader) header() (snapHeader, error) {
 	}
 	h := snapHeader{lastZxid: d.Long(), digest: uint64(d.Long())}
 	h.nACL, h.nNodes, h.nSessions = d.Int(), d.Long(), d.Int()
+	if version == snapVersionSections {
+		if h.nSections = d.Int(); d.Err() == nil && h.nSections < 1 {
+			return snapHeader{}, fmt.Errorf("%w: version %d without sections", ErrBadSnapshot, version)
+		}
+	}
 	if err := done(d, "header"); err != nil {
 		return snapHeader{}, err
 	}
@@ -337,9 +604,15 @@ func (sr *snapReader) trailer() error {
 	return nil
 }
 
-// readNode decodes one node frame and links the node under its parent,
-// which must already have been read.
-func (t *Tree) readNode(d *zkproto.Decoder, sets []*aclSet, root bool) error {
+// nodeRecord is one node frame, decoded.
+type nodeRecord struct {
+	path     string
+	n        *node
+	aclIndex int32
+}
+
+// decodeNode decodes one node frame of a snapshot with nACL ACL lists.
+func decodeNode(d *zkproto.Decoder, nACL int) (nodeRecord, error) {
 	path := d.String()
 	n := &node{}
 	n.data = d.Buffer()
@@ -349,21 +622,28 @@ func (t *Tree) readNode(d *zkproto.Decoder, sets []*aclSet, root bool) error {
 	n.owner = d.Long()
 	n.version, n.cversion, n.aversion = d.Int(), d.Int(), d.Int()
 	if err := done(d, "node"); err != nil {
-		return err
+		return nodeRecord{}, err
 	}
-	if aclIndex < 0 || int(aclIndex) >= len(sets) {
-		return fmt.Errorf("%w: node %q: ACL index %d of %d", ErrBadSnapshot, path, aclIndex, len(sets))
-	}
-	if _, dup := t.nodes[path]; dup {
-		return fmt.Errorf("%w: node %q repeated", ErrBadSnapshot, path)
+	if aclIndex < 0 || int(aclIndex) >= nACL {
+		return nodeRecord{}, fmt.Errorf("%w: node %q: ACL index %d of %d", ErrBadSnapshot, path, aclIndex, nACL)
 	}
 	n.pathHash = hashPath(path)
 	n.dataHash = hashData(n.data)
+	return nodeRecord{path: path, n: n, aclIndex: aclIndex}, nil
+}
+
+// linkNode links a decoded node under its parent, which must already have
+// been linked.
+func (t *Tree) linkNode(rec nodeRecord, sets []*aclSet, root bool) error {
+	path, n := rec.path, rec.n
+	if _, dup := t.nodes[path]; dup {
+		return fmt.Errorf("%w: node %q repeated", ErrBadSnapshot, path)
+	}
 	if root {
 		if path != rootPath {
 			return fmt.Errorf("%w: first node is %q, not the root", ErrBadSnapshot, path)
 		}
-		t.addNode(path, nil, "", n, t.acls.acquire(sets[aclIndex].list))
+		t.addNode(path, nil, "", n, t.acls.acquire(sets[rec.aclIndex].list))
 		return nil
 	}
 	parentPath, name, ok := splitPath(path)
@@ -374,6 +654,6 @@ func (t *Tree) readNode(d *zkproto.Decoder, sets []*aclSet, root bool) error {
 	if parent == nil {
 		return fmt.Errorf("%w: node %q before its parent", ErrBadSnapshot, path)
 	}
-	t.addNode(path, parent, name, n, t.acls.acquire(sets[aclIndex].list))
+	t.addNode(path, parent, name, n, t.acls.acquire(sets[rec.aclIndex].list))
 	return nil
 }

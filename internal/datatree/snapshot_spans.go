@@ -2,6 +2,7 @@ package datatree
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -41,24 +42,7 @@ func SnapshotNodeSpans(r io.Reader, fn func(NodeSpan) error) error {
 		}
 	}
 	for range h.nNodes {
-		d, err := sr.next("node")
-		if err != nil {
-			return err
-		}
-		recLen := int64(d.Remaining())
-		recOff := sr.off - recLen
-		path := d.String()
-		data := d.Buffer()
-		dataEnd := int64(d.Offset())
-		_ = d.Int() // ACL index
-		_ = d.Long()
-		mzxid := d.Long()
-		if err := d.Err(); err != nil {
-			return fmt.Errorf("%w: node: %v", ErrBadSnapshot, err)
-		}
-		span := NodeSpan{Path: path, RecordOff: recOff, RecordLen: recLen,
-			DataOff: recOff + dataEnd - int64(len(data)), DataLen: int64(len(data)), Mzxid: mzxid}
-		if err := fn(span); err != nil {
+		if err := sr.nodeSpan(fn); err != nil {
 			return err
 		}
 	}
@@ -67,5 +51,47 @@ func SnapshotNodeSpans(r io.Reader, fn func(NodeSpan) error) error {
 			return err
 		}
 	}
+	for range h.nSections {
+		sh, err := sr.sectionHeader()
+		if err != nil {
+			return err
+		}
+		body := &io.LimitedReader{R: sr.r, N: sh.length}
+		sec := &snapReader{r: bufio.NewReaderSize(body, 64<<10), crc: crc32.New(crcTable), off: sr.off}
+		for range sh.nodes {
+			if err := sec.nodeSpan(fn); err != nil {
+				return err
+			}
+		}
+		var sum [4]byte
+		if _, err := io.ReadFull(sr.r, sum[:]); err != nil || body.N != 0 || sec.off != sr.off+sh.length {
+			return fmt.Errorf("%w: section /%s: its body is not its nodes", ErrBadSnapshot, sh.name)
+		}
+		if binary.BigEndian.Uint32(sum[:]) != sec.crc.Sum32() {
+			return fmt.Errorf("%w: section /%s: checksum mismatch", ErrBadSnapshot, sh.name)
+		}
+		sr.off += sh.length + 4
+	}
 	return sr.trailer()
+}
+
+// nodeSpan reads the next node frame and calls fn with its spans.
+func (sr *snapReader) nodeSpan(fn func(NodeSpan) error) error {
+	d, err := sr.next("node")
+	if err != nil {
+		return err
+	}
+	recLen := int64(d.Remaining())
+	recOff := sr.off - recLen
+	path := d.String()
+	data := d.Buffer()
+	dataEnd := int64(d.Offset())
+	_ = d.Int() // ACL index
+	_ = d.Long()
+	mzxid := d.Long()
+	if err := d.Err(); err != nil {
+		return fmt.Errorf("%w: node: %v", ErrBadSnapshot, err)
+	}
+	return fn(NodeSpan{Path: path, RecordOff: recOff, RecordLen: recLen,
+		DataOff: recOff + dataEnd - int64(len(data)), DataLen: int64(len(data)), Mzxid: mzxid})
 }

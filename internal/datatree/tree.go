@@ -54,6 +54,10 @@ type Tree struct {
 	tops    map[string]*subtree
 	touched []*subtree
 
+	// sections are the top-level names whose subtrees snapshots checksum
+	// on their own (SetSnapshotSections).
+	sections []string
+
 	// undo is the rollback log of the multi being applied; logging says
 	// whether changes are being recorded in it.
 	undo    []undoRecord
