@@ -123,3 +123,14 @@ func (s *Server) declareLoop() {
 		}
 	}
 }
+
+// sectionNames are the names of tab's namespaces, the subtrees snapshots
+// checksum on their own (datatree.Tree.SetSnapshotSections): damage in one
+// of them quarantines that namespace alone.
+func sectionNames(tab nsmap.Table) []string {
+	var names []string
+	for _, ns := range tab.Namespaces() {
+		names = append(names, ns.Name)
+	}
+	return names
+}

@@ -411,6 +411,7 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 		r.s.fail(fmt.Errorf("installing snapshot 0x%x: %w", uint64(sn.Index), err))
 		return
 	}
+	t.SetSnapshotSections(sectionNames(r.s.cfg.Namespaces))
 	r.s.tree = t
 	r.owners = owners
 	r.applied = int64(sn.Index)

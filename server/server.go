@@ -169,6 +169,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		// The tree starts empty; the replica delivers the recovered
 		// snapshot and the committed log before anything else.
 		s.tree = datatree.New()
+		s.tree.SetSnapshotSections(sectionNames(s.cfg.Namespaces))
 		s.nsDeclared.Store(s.tree.Declares(s.cfg.Namespaces))
 		if s.cfg.Namespaces.Len() > 0 {
 			s.quar = newQuarantine(s.cfg.Namespaces)

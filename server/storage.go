@@ -71,27 +71,15 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *
 		}
 		tree.SetGate(q.admit)
 	}
-	replayed := 0
-	err = lg.ReplayRecords(tree.LastZxid(), func(r wal.Record) error {
-		if r.Damaged {
-			// Its namespaces are quarantined from it on; the others
-			// never depended on it.
-			tree.Apply(&txn.Entry{Zxid: r.Zxid, Op: txn.Op{Kind: txn.KindNoop}})
-			return nil
+	replayed, err := replayLog(tree, lg, q)
+	if noSnapshot && errors.Is(err, wal.ErrPurged) && tagged {
+		// The log cannot rebuild the tree. The newest snapshot may still
+		// hold every namespace but those its damage is in.
+		var damaged bool
+		tree, q, replayed, damaged, err = recoverDamagedSections(cfg, lg, logger)
+		if !damaged {
+			err = wal.ErrPurged
 		}
-		e, err := txn.Unmarshal(r.Payload)
-		if err != nil {
-			return fmt.Errorf("log entry 0x%x: %w", r.Zxid, err)
-		}
-		if e.Zxid != r.Zxid {
-			return fmt.Errorf("log record 0x%x holds entry 0x%x", r.Zxid, e.Zxid)
-		}
-		tree.Apply(e)
-		replayed++
-		return nil
-	})
-	if err == nil {
-		err = q.err()
 	}
 	if noSnapshot && errors.Is(err, wal.ErrPurged) {
 		lg.Close()
@@ -118,7 +106,77 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *
 	}
 	logger.Info("recovered", "zxid", fmt.Sprintf("0x%x", tree.LastZxid()), "replayed", replayed,
 		"nodes", tree.NodeCount(), "sessions", len(tree.Sessions()))
+	tree.SetSnapshotSections(sectionNames(cfg.Namespaces))
 	return tree, lg, q, nil
+}
+
+// replayLog applies to tree every record of lg after the tree's zxid,
+// through q's gate when q is not nil, and returns how many it applied.
+func replayLog(tree *datatree.Tree, lg *wal.Log, q *quarantine) (int, error) {
+	replayed := 0
+	err := lg.ReplayRecords(tree.LastZxid(), func(r wal.Record) error {
+		if r.Damaged {
+			// Its namespaces are quarantined from it on; the others
+			// never depended on it.
+			tree.Apply(&txn.Entry{Zxid: r.Zxid, Op: txn.Op{Kind: txn.KindNoop}})
+			return nil
+		}
+		e, err := txn.Unmarshal(r.Payload)
+		if err != nil {
+			return fmt.Errorf("log entry 0x%x: %w", r.Zxid, err)
+		}
+		if e.Zxid != r.Zxid {
+			return fmt.Errorf("log record 0x%x holds entry 0x%x", r.Zxid, e.Zxid)
+		}
+		tree.Apply(e)
+		replayed++
+		return nil
+	})
+	if err == nil {
+		err = q.err()
+	}
+	return replayed, err
+}
+
+// recoverDamagedSections loads the newest snapshot whose checksum fails
+// but whose damage lies inside namespaces' sections (snapshot format
+// version 2, datatree.ReadSnapshotSections): those namespaces are
+// quarantined from the snapshot on, everything else is loaded, and the
+// log after the snapshot is replayed through the quarantine. damaged is
+// false when there is no such snapshot.
+func recoverDamagedSections(cfg *Config, lg *wal.Log, logger *slog.Logger) (tree *datatree.Tree, q *quarantine, replayed int, damaged bool, err error) {
+	var lost []string
+	zxid, found, err := snap.ReadNewestDamaged(cfg.SnapDir(), func(z int64, r io.Reader) error {
+		t, names, err := datatree.ReadSnapshotSections(r)
+		if err != nil {
+			return err
+		}
+		if t.LastZxid() != z {
+			return fmt.Errorf("snapshot 0x%x holds a tree at zxid 0x%x", z, t.LastZxid())
+		}
+		tree, lost = t, names
+		return nil
+	})
+	if err != nil || !found || len(lost) == 0 {
+		if err != nil {
+			logger.Warn("the newest snapshot's damage is not inside namespaces alone", "err", err)
+		}
+		return nil, nil, 0, false, nil
+	}
+	if q, err = quarantineDamage(cfg, lg, zxid); err != nil {
+		return nil, nil, 0, true, err
+	}
+	for _, name := range lost {
+		if _, ok := cfg.Namespaces.Lookup(name); !ok {
+			return nil, nil, 0, true, fmt.Errorf("the newest snapshot's section /%s is damaged and /%s is not a declared namespace", name, name)
+		}
+		q.add(quarantined{Name: name, Since: zxid + 1,
+			Reason: fmt.Sprintf("its section of snapshot %#x fails its checksum, and no other copy of it is readable", zxid)})
+	}
+	logger.Warn("loaded the newest snapshot without its damaged namespaces", "zxid", fmt.Sprintf("0x%x", zxid), "damaged", lost)
+	tree.SetGate(q.admit)
+	replayed, err = replayLog(tree, lg, q)
+	return tree, q, replayed, true, err
 }
 
 // quarantineDamage gathers the quarantine of a log with namespaces: the
