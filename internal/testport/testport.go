@@ -22,7 +22,8 @@ const lowest = 10000
 // Range returns a base such that the ports base .. base+n-1 of 127.0.0.1
 // were all free a moment ago, below the ephemeral range.
 func Range(n int) (int, error) {
-	top := ephemeralLow() - n
+	low, _ := Ephemeral()
+	top := low - n
 	if top <= lowest {
 		return 0, fmt.Errorf("testport: no room for %d ports below the ephemeral range", n)
 	}
@@ -51,20 +52,22 @@ func free(base, n int) bool {
 	return true
 }
 
-// ephemeralLow is the first port of the kernel's ephemeral range, 32768
-// (Linux's default) when it cannot be read.
-func ephemeralLow() int {
+// Ephemeral returns the kernel's ephemeral port range, Linux's default
+// (32768-60999) when it cannot be read.
+func Ephemeral() (low, high int) {
+	low, high = 32768, 60999
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return 32768
+		return low, high
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 1 {
-		return 32768
+	if len(f) != 2 {
+		return low, high
 	}
-	low, err := strconv.Atoi(f[0])
-	if err != nil || low <= lowest {
-		return 32768
+	l, err1 := strconv.Atoi(f[0])
+	h, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || l <= lowest || h < l {
+		return low, high
 	}
-	return low
+	return l, h
 }

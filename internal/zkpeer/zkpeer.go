@@ -10,10 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/testport"
 )
 
 // Options are how Start runs the server.
@@ -92,7 +93,7 @@ func start(t testing.TB, peer string, o Options) (string, error) {
 // ensemble tests' ports, 10000-32000, otherwise).
 func freePortBase() int {
 	lo, hi := 40000, 55000
-	if top := ephemeralTop(); top > 0 && top < 64000 {
+	if _, top := testport.Ephemeral(); top < 64000 {
 		lo, hi = top+1, 65000
 	}
 	for {
@@ -102,18 +103,4 @@ func freePortBase() int {
 			return p
 		}
 	}
-}
-
-// ephemeralTop is the last port of the kernel's ephemeral range, or 0.
-func ephemeralTop() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) != 2 {
-		return 0
-	}
-	top, _ := strconv.Atoi(f[1])
-	return top
 }
