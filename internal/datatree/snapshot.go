@@ -200,16 +200,14 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 	for _, name := range sections {
 		root := t.nodes["/"+name]
 		// The body's length goes in the section's header, before it:
-		// counted here without encoding anything.
+		// counted here without encoding anything. Its nodes and digest
+		// are the subtree's without the root.
 		var length int64
-		var digest uint64
 		var count func(path string, n *node)
 		count = func(path string, n *node) {
-			for _, c := range n.childNames() {
-				child := n.children[c]
+			for c, child := range n.children {
 				p := path + "/" + c
 				length += nodeFrameSize(p, child.data)
-				digest += child.digest
 				count(p, child)
 			}
 		}
@@ -217,7 +215,7 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 		sw.enc.String(name)
 		sw.enc.Long(int64(t.tops[name].nodes - 1))
 		sw.enc.Long(length)
-		sw.enc.Long(int64(digest))
+		sw.enc.Long(int64(t.tops[name].digest - root.digest))
 		sw.frame()
 		main := sw.crc
 		sw.crc, sw.n = crc32.New(crcTable), 0
