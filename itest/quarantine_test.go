@@ -101,6 +101,22 @@ func (qs *quarantineServer) corrupt(target string) corrupt.Report {
 	return rep
 }
 
+// snapshots lists the server's snapshot files, oldest first.
+func (qs *quarantineServer) snapshots() []string {
+	s, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
+	return s
+}
+
+// waitSnapshot waits until the server has written a snapshot.
+func (qs *quarantineServer) waitSnapshot() {
+	qs.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); len(qs.snapshots()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			qs.t.Fatal("no snapshot written")
+		}
+	}
+}
+
 // status reads the server's namespaces from its metrics port.
 func (qs *quarantineServer) status() map[string]adminapi.NamespaceStatus {
 	qs.t.Helper()
@@ -237,17 +253,9 @@ func TestDamagedSnapshotRebuiltFromTheLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	snaps := func() []string {
-		s, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
-		return s
-	}
-	for deadline := time.Now().Add(10 * time.Second); len(snaps()) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot written")
-		}
-	}
+	qs.waitSnapshot()
 	qs.proc.Stop()
-	if n := len(snaps()); n != 1 {
+	if n := len(qs.snapshots()); n != 1 {
 		t.Fatalf("%d snapshots, want 1", n)
 	}
 	rep := qs.corrupt("snapshot")
@@ -295,21 +303,13 @@ func TestDamagedSnapshotSectionQuarantinesItsNamespace(t *testing.T) {
 	for i := range 30 {
 		create(cl, fmt.Sprintf("/%d/k%d", 1+i%2, i))
 	}
-	snaps := func() []string {
-		s, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
-		return s
-	}
-	for deadline := time.Now().Add(10 * time.Second); len(snaps()) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no snapshot written")
-		}
-	}
+	qs.waitSnapshot()
 	cl.Close()
 	qs.proc.Stop()
 
 	// The newest snapshot becomes the whole state of a fresh directory,
 	// whose server takes no snapshot of its own here.
-	s := snaps()
+	s := qs.snapshots()
 	restored := filepath.Join(qs.dir, "restored")
 	if out, err := giraffe("snapshot", "restore", s[len(s)-1], "--data-dir", restored); err != nil {
 		t.Fatalf("snapshot restore: %v\n%s", err, out)
@@ -347,7 +347,7 @@ func TestDamagedSnapshotSectionQuarantinesItsNamespace(t *testing.T) {
 	}
 	cl.Close()
 	qs.proc.Stop()
-	if n := len(snaps()); n != 1 {
+	if n := len(qs.snapshots()); n != 1 {
 		t.Fatalf("%d snapshots, want the restored one alone", n)
 	}
 	rep := qs.corrupt("snapshot")
