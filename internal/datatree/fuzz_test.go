@@ -10,19 +10,26 @@ import (
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
-// fuzzSnapshots are small snapshots without their CRC trailer: the fuzz
-// target appends a correct one, so that mutations reach the parser instead
-// of stopping at the checksum.
-func fuzzSnapshots(t testing.TB) [][]byte {
-	small := New()
-	for _, e := range []txn.Entry{
+// fuzzTree is a small tree (a session, an ephemeral, an ACL) with more
+// entries applied after it.
+func fuzzTree(more ...txn.Entry) *Tree {
+	tr := New()
+	for _, e := range append([]txn.Entry{
 		{Zxid: 1, Session: sess, Timeout: 5000, Passwd: []byte("pw"), Op: txn.Op{Kind: txn.KindCreateSession}},
 		{Zxid: 2, Session: sess, Op: createOp("/a", []byte("x"), zkproto.ModePersistent)},
 		{Zxid: 3, Session: sess, Op: createOp("/a/e", nil, zkproto.ModeEphemeral)},
 		{Zxid: 4, Session: sess, Op: createACL("/b", aliceAll)},
-	} {
-		small.Apply(&e)
+	}, more...) {
+		tr.Apply(&e)
 	}
+	return tr
+}
+
+// fuzzSnapshots are small snapshots without their CRC trailer: the fuzz
+// target appends a correct one, so that mutations reach the parser instead
+// of stopping at the checksum.
+func fuzzSnapshots(t testing.TB) [][]byte {
+	small := fuzzTree()
 	var out [][]byte
 	for _, tr := range []*Tree{New(), small} {
 		b := snapshotBytes(t, tr)
@@ -63,16 +70,7 @@ func FuzzReadSnapshot(f *testing.F) {
 // panics, and what it accepts is a consistent tree whose damaged sections
 // are among those the snapshot declares.
 func FuzzReadSnapshotSections(f *testing.F) {
-	tr := New()
-	for _, e := range []txn.Entry{
-		{Zxid: 1, Session: sess, Timeout: 5000, Passwd: []byte("pw"), Op: txn.Op{Kind: txn.KindCreateSession}},
-		{Zxid: 2, Session: sess, Op: createOp("/a", []byte("x"), zkproto.ModePersistent)},
-		{Zxid: 3, Session: sess, Op: createOp("/a/e", nil, zkproto.ModeEphemeral)},
-		{Zxid: 4, Session: sess, Op: createACL("/b", aliceAll)},
-		{Zxid: 5, Session: sess, Op: createOp("/b/c", []byte("yz"), zkproto.ModePersistent)},
-	} {
-		tr.Apply(&e)
-	}
+	tr := fuzzTree(txn.Entry{Zxid: 5, Session: sess, Op: createOp("/b/c", []byte("yz"), zkproto.ModePersistent)})
 	tr.SetSnapshotSections([]string{"a", "b"})
 	f.Add(snapshotBytes(f, tr))
 	f.Fuzz(func(t *testing.T, b []byte) {
