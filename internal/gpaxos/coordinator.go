@@ -80,7 +80,7 @@ func (n *Node) preCampaignGC() {
 	n.preGC = &gcPreCandidate{ge: ge, start: n.tick, grants: map[ID]bool{n.id: true}}
 	for _, id := range n.members() {
 		if id != n.id {
-			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge})
+			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current})
 		}
 	}
 	n.maybeWinPreVote()
@@ -106,7 +106,7 @@ func (n *Node) handleGroupPreElect(m Message) {
 	// From the coordinator's last message, not this member's own last
 	// pre-vote: two members pre-voting in turn would refuse each other.
 	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
-	member := slices.Contains(n.members(), m.From)
+	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
 	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
 	if !member && coord != m.From {
@@ -150,8 +150,25 @@ func (n *Node) campaignGC() {
 		n.gcCand.replaced = n.hs.Coordinator
 	}
 	for _, id := range n.members() {
-		n.send(Message{Type: MsgGroupElect, To: id, Group: n.group, GroupEpoch: ge})
+		n.send(Message{Type: MsgGroupElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current})
 	}
+}
+
+// newerConfigMember reports whether the sender of a group (pre-)election,
+// which this server's configuration does not put in its group, runs under
+// a newer configuration (its entry's zxid, m.Zxid, is higher, and its log
+// follows as new an epoch's history) that does: this server missed the
+// changes that added the sender, and perhaps removed the others of its
+// group. Refusing would stop the group for good when its majority needs
+// this server and no leader is left to catch it up. Granting risks
+// nothing: a group epoch only fences coordinators (safety rests on the
+// acceptors' global promises), the candidate counts the promise under its
+// own configuration, and the coordinator it becomes syncs this server's
+// log, the configuration included. A removed server that missed its
+// removal runs under an older configuration than the group it left and
+// is still refused.
+func (n *Node) newerConfigMember(m Message) bool {
+	return m.Zxid > n.confZxid && m.Current >= n.hs.Current
 }
 
 // handleGroupElect promises a group epoch to a coordinator candidate.
@@ -168,8 +185,9 @@ func (n *Node) handleGroupElect(m Message) {
 	}
 	// A server the configuration does not put in this group (one removed
 	// that missed its removal) is refused: it would take the role from a
-	// coordinator of the configuration in force.
-	member := slices.Contains(n.members(), m.From)
+	// coordinator of the configuration in force. One whose configuration
+	// is newer than this server's is not refused (newerConfigMember).
+	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
 	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
 		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
 		n.followCoordinator(m.GroupEpoch, m.From)
