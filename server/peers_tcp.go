@@ -34,6 +34,9 @@ func newTCPTransport(s *Server, peers map[gpaxos.ID]string) (peerTransport, erro
 	}
 	cfg := transport.Config{ID: self.ID, ListenAddr: self.Peer, Peers: others,
 		Cluster: s.clusterName, Namespaces: s.cfg.Namespaces, Logger: s.log, FaultInjection: s.cfg.FaultInjection,
+		// A member cut off while servers joined knows neither them nor
+		// their addresses, and its group's election may need its vote.
+		AcceptUnknownPeers: true,
 		// Appends carry batches, but acknowledgments and heartbeats are
 		// many small messages: room for a few thousand per peer.
 		QueueLen: 16384}

@@ -62,7 +62,10 @@ type Config struct {
 	// is refused, with a reason naming both tables that both servers log.
 	Namespaces nsmap.Table
 	// AcceptUnknownPeers lets servers missing from Peers connect (their
-	// messages are delivered; replies need an address from SetPeers). Off,
+	// messages are delivered). One whose handshake names the address it
+	// listens on joins the address book, so that replies reach it: a
+	// server that missed the configuration changes adding others must
+	// still hear them and answer (an election may need its vote). Off,
 	// such connections are refused.
 	AcceptUnknownPeers bool
 

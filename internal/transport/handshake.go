@@ -18,8 +18,13 @@ import (
 // garbage) is recognized on its first bytes.
 var helloMagic = [4]byte{'G', 'R', 'F', 'P'}
 
-// handshakeVersion is the version of the hello and ack frames.
-const handshakeVersion byte = 1
+// handshakeVersion is the version of the hello and ack frames. Version 2
+// adds the dialer's address to the hello; a version 1 hello (without it)
+// is still accepted.
+const handshakeVersion byte = 2
+
+// maxHelloAddr bounds the address a hello carries.
+const maxHelloAddr = 256
 
 // maxHandshakeFrame bounds the hello and ack frames, which carry a cluster
 // name or a reason and nothing else.
@@ -42,6 +47,10 @@ var errBadHandshake = errors.New("transport: malformed handshake")
 type hello struct {
 	Cluster  string
 	From, To gpaxos.ID // the dialer, and whom it believes it dialed
+	// Addr is the address the dialer listens on for peers ("" in a
+	// version 1 hello), by which an acceptor whose address book lacks the
+	// dialer can answer it (Config.AcceptUnknownPeers).
+	Addr string
 	// Namespaces is the hash of the dialer's namespace table (0: none
 	// declared) and NamespacesText its description, for the log lines
 	// of a refusal.
@@ -58,6 +67,12 @@ func (h hello) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(h.To))
 	b = binary.AppendUvarint(b, uint64(len(h.Cluster)))
 	b = append(b, h.Cluster...)
+	addr := h.Addr
+	if len(addr) > maxHelloAddr {
+		addr = ""
+	}
+	b = binary.AppendUvarint(b, uint64(len(addr)))
+	b = append(b, addr...)
 	if h.Namespaces == 0 {
 		return b
 	}
@@ -75,8 +90,9 @@ func decodeHello(b []byte) (hello, error) {
 	if len(b) < len(helloMagic)+1 || [4]byte(b[:4]) != helloMagic {
 		return h, fmt.Errorf("%w: bad magic", errBadHandshake)
 	}
-	if b[4] != handshakeVersion {
-		return h, fmt.Errorf("%w: version %d, want %d", errBadHandshake, b[4], handshakeVersion)
+	version := b[4]
+	if version != 1 && version != handshakeVersion {
+		return h, fmt.Errorf("%w: version %d, want %d", errBadHandshake, version, handshakeVersion)
 	}
 	d := decoder{b: b[5:]}
 	h.From = gpaxos.ID(d.uvarint())
@@ -90,6 +106,17 @@ func decodeHello(b []byte) (hello, error) {
 	}
 	h.Cluster = string(d.b[:n])
 	d.b = d.b[n:]
+	if version >= 2 {
+		n = d.count(1, "address bytes")
+		if d.err != nil {
+			return h, fmt.Errorf("%w: %v", errBadHandshake, d.err)
+		}
+		if n > maxHelloAddr {
+			return h, fmt.Errorf("%w: address length %d", errBadHandshake, n)
+		}
+		h.Addr = string(d.b[:n])
+		d.b = d.b[n:]
+	}
 	if len(d.b) == 0 {
 		return h, nil
 	}

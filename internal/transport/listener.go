@@ -163,9 +163,13 @@ func (t *Transport) acceptHandshake(c, raw net.Conn, br *bufio.Reader) (gpaxos.I
 		}
 	}
 	t.inbound[raw] = h.From
+	learned := t.learnPeer(h, raw.RemoteAddr())
 	t.mu.Unlock()
 	for _, oc := range old {
 		oc.Close()
+	}
+	if learned != "" {
+		t.cfg.Logger.Info("transport: learned the address of a peer missing from the address book", "peer", h.From, "addr", learned)
 	}
 	t.stats.accepted.Add(1)
 	return h.From, nil
@@ -191,6 +195,33 @@ func (t *Transport) checkHello(h hello) string {
 		return fmt.Sprintf("server %d is not in the address book of server %d", h.From, t.cfg.ID)
 	}
 	return ""
+}
+
+// learnPeer adds an unknown dialer to the address book, at the address its
+// hello names (with the connection's source host when the hello names an
+// unspecified one, as a wildcard listener does), and returns that address;
+// "" when the dialer is known, unknown peers are refused, or the hello
+// names no usable address. t.mu is held.
+func (t *Transport) learnPeer(h hello, remote net.Addr) string {
+	if _, ok := t.peers[h.From]; ok || !t.cfg.AcceptUnknownPeers || h.Addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(h.Addr)
+	if err != nil || port == "" || port == "0" {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		rhost, _, err := net.SplitHostPort(remote.String())
+		if err != nil {
+			return ""
+		}
+		host = rhost
+	}
+	addr := net.JoinHostPort(host, port)
+	p := newPeer(t, h.From, addr)
+	t.peers[h.From] = p
+	go p.run()
+	return addr
 }
 
 // readLoop decodes frames from a handshaken connection until it fails.

@@ -27,14 +27,18 @@ func nsTable(t *testing.T, decls ...string) nsmap.Table {
 }
 
 func TestHelloNamespaces(t *testing.T) {
-	// Without namespaces a hello is what it always was: magic, version,
-	// from, to, the cluster name.
+	// Without namespaces a hello is magic, version, from, to, the
+	// cluster name and the dialer's address.
 	plain := hello{Cluster: "c", From: 1, To: 2}.encode()
-	if want := []byte("GRFP\x01\x01\x02\x01c"); !bytes.Equal(plain, want) {
+	if want := []byte("GRFP\x02\x01\x02\x01c\x00"); !bytes.Equal(plain, want) {
 		t.Fatalf("hello without namespaces: % x, want % x", plain, want)
 	}
+	// A version 1 hello has no address.
+	if got, err := decodeHello([]byte("GRFP\x01\x01\x02\x01c")); err != nil || got != (hello{Cluster: "c", From: 1, To: 2}) {
+		t.Fatalf("version 1 hello: %+v, %v", got, err)
+	}
 	tab := nsTable(t, "1", "strong", "2", "weak")
-	h := hello{Cluster: "c", From: 1, To: 2, Namespaces: tab.Hash(), NamespacesText: tab.String()}
+	h := hello{Cluster: "c", From: 1, To: 2, Addr: "127.0.0.1:2888", Namespaces: tab.Hash(), NamespacesText: tab.String()}
 	got, err := decodeHello(h.encode())
 	if err != nil || got != h {
 		t.Fatalf("round trip: %+v, %v", got, err)
@@ -46,11 +50,14 @@ func TestHelloNamespaces(t *testing.T) {
 	}
 	zeroHash := append(append([]byte(nil), plain...), make([]byte, 8)...)
 	zeroHash = append(zeroHash, 0)
+	withAddr := len(plain) + len(h.Addr)
 	for _, bad := range [][]byte{
-		append(h.encode(), 'x'),   // trailing byte
-		h.encode()[:len(plain)+4], // truncated hash
-		h.encode()[:len(plain)+9], // text shorter than its length
-		zeroHash,                  // a table of hash 0 is no table
+		append(h.encode(), 'x'),             // trailing byte
+		h.encode()[:withAddr+4],             // truncated hash
+		h.encode()[:withAddr+9],             // text shorter than its length
+		h.encode()[:len(plain)+3],           // address shorter than its length
+		zeroHash,                            // a table of hash 0 is no table
+		[]byte("GRFP\x03\x01\x02\x01c\x00"), // unknown version
 	} {
 		if _, err := decodeHello(bad); err == nil {
 			t.Errorf("decodeHello(% x) accepted", bad)
@@ -111,7 +118,8 @@ func TestHandshakeRefusesOtherNamespaceTable(t *testing.T) {
 // accepts survives an encode/decode round trip.
 func FuzzDecodeHello(f *testing.F) {
 	f.Add(hello{Cluster: "c", From: 1, To: 2}.encode())
-	f.Add(hello{Cluster: "c", From: 1, To: 2, Namespaces: 9, NamespacesText: "1=strong,2=weak"}.encode())
+	f.Add(hello{Cluster: "c", From: 1, To: 2, Addr: "[::1]:2888", Namespaces: 9, NamespacesText: "1=strong,2=weak"}.encode())
+	f.Add([]byte("GRFP\x01\x01\x02\x01c"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, err := decodeHello(b)
 		if err != nil {

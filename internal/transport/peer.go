@@ -244,7 +244,7 @@ func (p *peer) connect(addr string) (net.Conn, error) {
 			return fail(fmt.Errorf("%w: TLS: %w", ErrRejected, err))
 		}
 	}
-	h := hello{Cluster: cfg.Cluster, From: cfg.ID, To: p.id,
+	h := hello{Cluster: cfg.Cluster, From: cfg.ID, To: p.id, Addr: p.t.Addr().String(),
 		Namespaces: cfg.Namespaces.Hash(), NamespacesText: cfg.Namespaces.String()}.encode()
 	if _, err := c.Write(append(appendFrameHeader(nil, len(h)), h...)); err != nil {
 		return fail(err)

@@ -181,6 +181,20 @@ func TestHandshakeRejections(t *testing.T) {
 	}
 }
 
+// TestUnknownPeerLearned: an acceptor that takes unknown peers files the
+// address a dialer's hello names, so that its replies reach the dialer.
+func TestUnknownPeerLearned(t *testing.T) {
+	b := newTransport(t, 2, func(c *Config) { c.Peers = nil; c.AcceptUnknownPeers = true })
+	a := newTransport(t, 1, func(c *Config) { c.Peers = map[gpaxos.ID]string{2: b.Addr().String()} })
+	a.Send(msg(1, 2, 1))
+	recvN(t, b, 1, 5*time.Second)
+	if got := b.Peers()[1]; got != a.Addr().String() {
+		t.Fatalf("acceptor's book has %q for the dialer, want %q", got, a.Addr().String())
+	}
+	b.Send(msg(2, 1, 2))
+	recvN(t, a, 1, 5*time.Second)
+}
+
 func TestQueueFullDropsCounted(t *testing.T) {
 	// Nothing listens at the peer's address, so nothing leaves the queue.
 	a := newTransport(t, 1, func(c *Config) {
