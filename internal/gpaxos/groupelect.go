@@ -1,0 +1,173 @@
+package gpaxos
+
+import "slices"
+
+// This file is group-level recovery: a server that no longer hears its
+// group's coordinator asks the group whether it would elect it (pre-vote),
+// then campaigns under a new group epoch; a majority of the group's
+// promises makes it the coordinator (coordinator.go, becomeCoordinator).
+
+// gcCandidate is a server campaigning to coordinate its group.
+type gcCandidate struct {
+	ge    uint64
+	start int64
+	acks  map[ID]Message
+	// replaced is the coordinator this candidacy replaces (None when the
+	// group had none): when it was also the global leader, the group has
+	// just found the leader silent for an election timeout too.
+	replaced ID
+}
+
+// gcPreCandidate is a server asking its group whether it would elect it
+// (pre-vote): only with a majority's yes does it campaign, so a server cut
+// off from its group does not raise its group epoch while alone, and, back
+// among its group, does not unseat a coordinator the others still follow.
+type gcPreCandidate struct {
+	ge     uint64
+	start  int64
+	grants map[ID]bool
+}
+
+// preCampaignGC asks the group whether it would promise the next group
+// epoch to this server.
+func (n *Node) preCampaignGC() {
+	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
+	n.preGC = &gcPreCandidate{ge: ge, start: n.tick, grants: map[ID]bool{n.id: true}}
+	for _, id := range n.members() {
+		if id != n.id {
+			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current})
+		}
+	}
+	n.maybeWinPreVote()
+}
+
+// handleGroupPreElect says whether this member would promise m.GroupEpoch
+// to its sender: the sender is a member of its group, this member's votes
+// count, the epoch is newer than its promise, and the member no longer
+// hears its coordinator (or has none, or the sender is that coordinator,
+// reclaiming its role).
+func (n *Node) handleGroupPreElect(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	coord := n.hs.Coordinator
+	if coord == n.id && n.gc == nil {
+		// Its own candidacy that has not won, or a role lost in a
+		// restart: no coordinator. One that cannot win (its log too old:
+		// its configuration counts the others' promises for nothing)
+		// would otherwise keep the group from electing anyone.
+		coord = None
+	}
+	// From the coordinator's last message, not this member's own last
+	// pre-vote: two members pre-voting in turn would refuse each other.
+	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
+	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
+	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
+	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
+	if !member && coord != m.From {
+		// The sender's configuration is not this one (it was removed, or
+		// lags): name the coordinator, which catches it up.
+		ack.Coord = coord
+	}
+	n.send(ack)
+}
+
+// handleGroupPreElectAck counts the group's answers to a pre-vote.
+func (n *Node) handleGroupPreElectAck(m Message) {
+	c := n.preGC
+	if m.Reject && m.Coord != None && m.Coord != n.id {
+		n.requestCatchup(MsgCatchupReq, m.Coord)
+	}
+	if c == nil || m.Reject || m.GroupEpoch != c.ge {
+		return
+	}
+	c.grants[m.From] = true
+	n.maybeWinPreVote()
+}
+
+// maybeWinPreVote campaigns once a majority of the group said it would
+// promise.
+func (n *Node) maybeWinPreVote() {
+	c := n.preGC
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { return c.grants[id] }) {
+		return
+	}
+	n.preGC = nil
+	n.campaignGC()
+}
+
+// campaignGC starts group-level recovery under a new group epoch.
+func (n *Node) campaignGC() {
+	ge := max(n.hs.GroupEpoch, n.maxGE) + 1
+	n.maxGE = ge
+	n.gcCand = &gcCandidate{ge: ge, start: n.tick, acks: map[ID]Message{}}
+	if n.hs.Coordinator != n.id {
+		n.gcCand.replaced = n.hs.Coordinator
+	}
+	for _, id := range n.members() {
+		n.send(Message{Type: MsgGroupElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current})
+	}
+}
+
+// newerConfigMember reports whether the sender of a group (pre-)election,
+// which this server's configuration does not put in its group, runs under
+// a newer configuration (its entry's zxid, m.Zxid, is higher, and its log
+// follows as new an epoch's history) that does: this server missed the
+// changes that added the sender, and perhaps removed the others of its
+// group. Refusing would stop the group for good when its majority needs
+// this server and no leader is left to catch it up. Granting risks
+// nothing: a group epoch only fences coordinators (safety rests on the
+// acceptors' global promises), the candidate counts the promise under its
+// own configuration, and the coordinator it becomes syncs this server's
+// log, the configuration included. A removed server that missed its
+// removal runs under an older configuration than the group it left and
+// is still refused.
+func (n *Node) newerConfigMember(m Message) bool {
+	return m.Zxid > n.confZxid && m.Current >= n.hs.Current
+}
+
+// handleGroupElect promises a group epoch to a coordinator candidate.
+func (n *Node) handleGroupElect(m Message) {
+	if m.Group != n.group {
+		return
+	}
+	if !n.mayVote() {
+		// It may have forgotten a promise of this group epoch to another
+		// candidate (lost durable state), and a candidate whose
+		// configuration registers no incarnation of it would count its
+		// vote: it counts as down until it is registered.
+		return
+	}
+	// A server the configuration does not put in this group (one removed
+	// that missed its removal) is refused: it would take the role from a
+	// coordinator of the configuration in force. One whose configuration
+	// is newer than this server's is not refused (newerConfigMember).
+	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
+	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
+		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
+		n.followCoordinator(m.GroupEpoch, m.From)
+		n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch,
+			Epoch: n.hs.Promised, Leader: n.hs.Leader, Current: n.hs.Current, Zxid: n.log.last(),
+			Commit: n.hs.Commit, GCs: n.gcTable})
+		return
+	}
+	n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: n.hs.GroupEpoch, Reject: true})
+}
+
+// handleGroupElectAck counts promises; a majority makes the candidate the
+// coordinator.
+func (n *Node) handleGroupElectAck(m Message) {
+	if m.GroupEpoch > n.maxGE {
+		n.maxGE = m.GroupEpoch
+	}
+	c := n.gcCand
+	if c == nil || m.Reject || m.GroupEpoch != c.ge {
+		return
+	}
+	c.acks[m.From] = m
+	if !n.voters.GroupMajority(n.group, func(id ID) bool { a, ok := c.acks[id]; return ok && n.counts(id, a.Inc) }) {
+		return
+	}
+	n.gcCand = nil
+	n.becomeCoordinator(c)
+}
