@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/giraffe-coord/giraffe/internal/adminapi"
 	"github.com/giraffe-coord/giraffe/internal/forest"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
@@ -189,16 +190,7 @@ func forestMismatch(c *launcher.Cluster) string {
 	if err != nil {
 		return err.Error()
 	}
-	var changes []forest.Change
-	for _, f := range strings.Fields(m.Forest) {
-		id, _ := strconv.Atoi(f[1:])
-		op := forest.OpJoin
-		if f[0] == '-' {
-			op = forest.OpLeave
-		}
-		changes = append(changes, forest.Change{Op: op, Server: forest.ServerID(id), Addr: f[1:]})
-	}
-	fr, err := forest.Replay(forest.Config{Trees: 3, MaxChildren: 3}, changes)
+	fr, err := forestOf(m)
 	if err != nil {
 		return err.Error()
 	}
@@ -224,6 +216,27 @@ func forestMismatch(c *launcher.Cluster) string {
 		}
 	}
 	return ""
+}
+
+// forestChanges parses a membership's history of joins (+id) and
+// departures (-id).
+func forestChanges(m adminapi.Membership) []forest.Change {
+	var changes []forest.Change
+	for _, f := range strings.Fields(m.Forest) {
+		id, _ := strconv.Atoi(f[1:])
+		op := forest.OpJoin
+		if f[0] == '-' {
+			op = forest.OpLeave
+		}
+		changes = append(changes, forest.Change{Op: op, Server: forest.ServerID(id), Addr: f[1:]})
+	}
+	return changes
+}
+
+// forestOf replays a membership's history, then more changes, into the
+// forest of its shape.
+func forestOf(m adminapi.Membership, more ...forest.Change) (*forest.Forest, error) {
+	return forest.Replay(forest.Config{Trees: m.Trees, MaxChildren: m.Children}, append(forestChanges(m), more...))
 }
 
 // TestJoinWithMemberDown: a classic-3 ensemble with one acceptor killed

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +98,7 @@ func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range h[:2] {
-		s := server(t, c, id)
+		s := byID(t, c, id)
 		if err := c.Kill(id); err != nil {
 			t.Fatal(err)
 		}
@@ -157,23 +156,15 @@ func joinGroup(t *testing.T, c *launcher.Cluster) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var changes []forest.Change
-	next := 0
-	for _, f := range strings.Fields(m.Forest) {
-		id, _ := strconv.Atoi(f[1:])
-		next = max(next, id+1)
-		op := forest.OpJoin
-		if f[0] == '-' {
-			op = forest.OpLeave
-		}
-		changes = append(changes, forest.Change{Op: op, Server: forest.ServerID(id), Addr: f[1:]})
+	next := forest.ServerID(0)
+	for _, ch := range forestChanges(m) {
+		next = max(next, ch.Server+1)
 	}
-	changes = append(changes, forest.Change{Op: forest.OpJoin, Server: forest.ServerID(next), Addr: strconv.Itoa(next)})
-	fr, err := forest.Replay(forest.Config{Trees: m.Trees, MaxChildren: m.Children}, changes)
+	fr, err := forestOf(m, forest.Change{Op: forest.OpJoin, Server: next, Addr: strconv.Itoa(int(next))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	col, ok := fr.Color(forest.ServerID(next))
+	col, ok := fr.Color(next)
 	if !ok {
 		t.Fatalf("the forest of %q gives server %d no group", m.Forest, next)
 	}
@@ -194,16 +185,4 @@ func waitRoleIn(t *testing.T, c *launcher.Cluster, ids []members.ID, role string
 	}
 	t.Fatalf("none of %v is %s within 20s", ids, role)
 	return members.None
-}
-
-// server returns c's server id.
-func server(t *testing.T, c *launcher.Cluster, id members.ID) launcher.Server {
-	t.Helper()
-	for _, s := range c.Servers {
-		if s.ID == id {
-			return s
-		}
-	}
-	t.Fatalf("no server %d", id)
-	return launcher.Server{}
 }
