@@ -22,38 +22,18 @@ DUR="${3:-5s}"
 . scripts/lib-peers.sh
 RES="${RESULTS:-$OUT/results.jsonl}"; : > "$RES"
 
-tag() { sed "s/^{/{\"system\":\"$1\",\"nodes\":$2,\"round\":$3,/"; }
-
 # run SYSTEM N ROUND SERVERS PIDS WARMUP DURATION ARGS...: one bench run.
 run() {
-  local sys=$1 n=$2 round=$3 servers=$4 pids=$5 warm=$6 dur=$7; shift 7
-  "$BIN" bench --servers "$servers" --pids "$pids" --fsync-dir "$OUT" --warmup "$warm" --duration "$dur" \
-    --quiet --json "$@" | tag "$sys" "$n" "$round" >> "$RES"
+  local sys=$1 n=$2 round=$3; shift 3
+  bench_run "\"system\":\"$sys\",\"nodes\":$n,\"round\":$round" "$@"
 }
 
 for n in $SIZES; do
   zk_opts=""
   if [ "$n" -ge $((2 * $(nproc))) ]; then zk_opts="-XX:ActiveProcessorCount=1"; fi
   # run.sh returns once every server serves (and, N > 1, one leads).
-  ZK_BASE="$ZKB" ZK_PORT_BASE=24180 ZK_JVM_OPTS="$zk_opts" bash "$PEER/run.sh" "$n" > /dev/null
-  ZS=$(cat "$ZKB/servers"); ZP=$(cut -d' ' -f2 "$ZKB/pids" | paste -sd,)
-  rm -rf "$GDIR"
-  case "$n" in
-    1) shape=(--nodes 1) ;;
-    3) shape=(--nodes 3 --classic) ;;
-    *) shape=(--nodes "$n" --trees 3 --children 3) ;;
-  esac
-  "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 27180 > /dev/null
-  GS=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(s['client_address'] for s in c['servers']))")
-  GP=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(str(s['pid']) for s in c['servers']))")
-  warm="$((3 * n + 2))s"
-  for sys in zookeeper giraffe; do
-    if [ "$sys" = zookeeper ]; then s=$ZS; p=$ZP; else s=$GS; p=$GP; fi
-    for w in write read; do
-      run "$sys" "$n" 0 "$s" "$p" 0s "$warm" --workload "$w" --sessions 8 --outstanding 64 > /dev/null
-    done
-    run "$sys" "$n" 0 "$s" "$p" 0s "$warm" --workload create --sessions 1
-  done
+  start_pair "$n" "$zk_opts"
+  warm_pair "$n"
   for round in $(seq 1 "$ROUNDS"); do
     for sys in zookeeper giraffe; do
       if [ "$sys" = zookeeper ]; then s=$ZS; p=$ZP; else s=$GS; p=$GP; fi
@@ -64,8 +44,7 @@ for n in $SIZES; do
       run "$sys" "$n" "$round" "$s" "$p" 1s "$DUR" --workload create --sessions 1
     done
   done
-  "$BIN" cluster stop --dir "$GDIR" > /dev/null
-  ZK_BASE="$ZKB" bash "$PEER/stop.sh" > /dev/null 2>&1 || true
+  stop_pair
 done
 
 python3 - "$RES" "$ROUNDS" "$DUR" <<'PY'

@@ -24,34 +24,15 @@ CLIENT="${CLIENT:-giraffe}"
 . scripts/lib-peers.sh
 RES="${RESULTS:-$OUT/results.jsonl}"; : > "$RES"
 
-tag() { sed "s/^{/{\"system\":\"$1\",\"nodes\":$2,\"round\":$3,\"fraction\":$4,/"; }
-
 # run SYSTEM N ROUND FRACTION SERVERS PIDS WARMUP DURATION ARGS...: one bench run.
 run() {
-  local sys=$1 n=$2 round=$3 frac=$4 servers=$5 pids=$6 warm=$7 dur=$8; shift 8
-  "$BIN" bench --servers "$servers" --pids "$pids" --fsync-dir "$OUT" --warmup "$warm" --duration "$dur" \
-    --client "$CLIENT" --quiet --json "$@" | tag "$sys" "$n" "$round" "$frac" >> "$RES"
+  local sys=$1 n=$2 round=$3 frac=$4; shift 4
+  bench_run "\"system\":\"$sys\",\"nodes\":$n,\"round\":$round,\"fraction\":$frac" "$@" --client "$CLIENT"
 }
 
 for n in $SIZES; do
-  ZK_BASE="$ZKB" ZK_PORT_BASE=24180 bash "$PEER/run.sh" "$n" > /dev/null
-  ZS=$(cat "$ZKB/servers"); ZP=$(cut -d' ' -f2 "$ZKB/pids" | paste -sd,)
-  rm -rf "$GDIR"
-  case "$n" in
-    1) shape=(--nodes 1) ;;
-    *) shape=(--nodes "$n" --classic) ;;
-  esac
-  "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 27180 > /dev/null
-  GS=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(s['client_address'] for s in c['servers']))")
-  GP=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(str(s['pid']) for s in c['servers']))")
-  warm="$((3 * n + 2))s"
-  for sys in zookeeper giraffe; do
-    if [ "$sys" = zookeeper ]; then s=$ZS; p=$ZP; else s=$GS; p=$GP; fi
-    for w in write read; do
-      run "$sys" "$n" 0 0 "$s" "$p" 0s "$warm" --workload "$w" --sessions 8 --outstanding 64 > /dev/null
-    done
-    run "$sys" "$n" 0 0 "$s" "$p" 0s "$warm" --workload create --sessions 1
-  done
+  CLASSIC=1 start_pair "$n"
+  warm_pair "$n"
   # Saturation: closed loop, interleaved.
   for round in $(seq 1 "$ROUNDS"); do
     for sys in zookeeper giraffe; do
@@ -75,8 +56,7 @@ PY
       done
     done
   done
-  "$BIN" cluster stop --dir "$GDIR" > /dev/null
-  ZK_BASE="$ZKB" bash "$PEER/stop.sh" > /dev/null 2>&1 || true
+  stop_pair
 done
 
 python3 - "$RES" "$ROUNDS" "$DUR" "$CLIENT" <<'PY'
