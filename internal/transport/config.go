@@ -20,6 +20,9 @@ const (
 	DefaultQueueLen = 1024
 	// DefaultQueueBytes is the per-peer byte budget of queued messages.
 	DefaultQueueBytes = 64 << 20
+	// DefaultMaxPeers bounds the address book's growth through
+	// handshakes (Config.MaxPeers), well above any ensemble's size.
+	DefaultMaxPeers = 1024
 	// DefaultRecvQueueLen bounds the messages received but not yet taken
 	// from Recv.
 	DefaultRecvQueueLen = 4096
@@ -68,6 +71,11 @@ type Config struct {
 	// still hear them and answer (an election may need its vote). Off,
 	// such connections are refused.
 	AcceptUnknownPeers bool
+	// MaxPeers bounds what unknown peers add to the address book: once it
+	// holds MaxPeers servers, an unknown one is refused, so that
+	// handshakes naming ever new IDs cannot grow it without end. Zero
+	// means DefaultMaxPeers.
+	MaxPeers int
 
 	// MaxFrameSize bounds an encoded message, sent or received.
 	MaxFrameSize int
@@ -151,6 +159,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxFrameSize, DefaultMaxFrameSize)
 	def(&c.QueueLen, DefaultQueueLen)
 	def(&c.QueueBytes, DefaultQueueBytes)
+	def(&c.MaxPeers, DefaultMaxPeers)
 	def(&c.RecvQueueLen, DefaultRecvQueueLen)
 	def(&c.RecvQueueBytes, DefaultRecvQueueBytes)
 	defDur(&c.DialTimeout, DefaultDialTimeout)

@@ -193,6 +193,9 @@ func (t *Transport) checkHello(h hello) string {
 		return fmt.Sprintf("invalid sender ID %d", h.From)
 	case !t.cfg.AcceptUnknownPeers && !t.knows(h.From):
 		return fmt.Sprintf("server %d is not in the address book of server %d", h.From, t.cfg.ID)
+	case !t.knows(h.From) && t.bookSize() >= t.cfg.MaxPeers:
+		return fmt.Sprintf("server %d is not in the address book of server %d, which holds %d servers already (the most it learns from handshakes)",
+			h.From, t.cfg.ID, t.cfg.MaxPeers)
 	}
 	return ""
 }
@@ -203,7 +206,7 @@ func (t *Transport) checkHello(h hello) string {
 // "" when the dialer is known, unknown peers are refused, or the hello
 // names no usable address. t.mu is held.
 func (t *Transport) learnPeer(h hello, remote net.Addr) string {
-	if _, ok := t.peers[h.From]; ok || !t.cfg.AcceptUnknownPeers || h.Addr == "" {
+	if _, ok := t.peers[h.From]; ok || !t.cfg.AcceptUnknownPeers || h.Addr == "" || len(t.peers) >= t.cfg.MaxPeers {
 		return ""
 	}
 	host, port, err := net.SplitHostPort(h.Addr)

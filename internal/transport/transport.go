@@ -218,6 +218,13 @@ func (t *Transport) knows(id gpaxos.ID) bool {
 	return ok
 }
 
+// bookSize returns how many servers the address book holds.
+func (t *Transport) bookSize() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.peers)
+}
+
 // Stats returns a snapshot of the counters.
 func (t *Transport) Stats() Stats {
 	s := t.stats.snapshot()

@@ -195,6 +195,27 @@ func TestUnknownPeerLearned(t *testing.T) {
 	recvN(t, a, 1, 5*time.Second)
 }
 
+// TestUnknownPeersBounded: handshakes from ever new IDs do not grow the
+// address book past MaxPeers; a peer already learned is still heard.
+func TestUnknownPeersBounded(t *testing.T) {
+	b := newTransport(t, 2, func(c *Config) {
+		c.Peers = map[gpaxos.ID]string{9: "127.0.0.1:1"}
+		c.AcceptUnknownPeers, c.MaxPeers = true, 2
+	})
+	a := newTransport(t, 1, func(c *Config) { c.Peers = map[gpaxos.ID]string{2: b.Addr().String()} })
+	a.Send(msg(1, 2, 1))
+	recvN(t, b, 1, 5*time.Second)
+	c := newTransport(t, 3, func(c *Config) { c.Peers = map[gpaxos.ID]string{2: b.Addr().String()} })
+	c.Send(msg(3, 2, 1))
+	waitFor(t, 5*time.Second, "the third server refused", func() bool { return b.Stats().Rejected > 0 })
+	expectNothing(t, b, 100*time.Millisecond)
+	if _, ok := b.Peers()[3]; ok || len(b.Peers()) != 2 {
+		t.Fatalf("address book %v, want servers 9 and 1 only", b.Peers())
+	}
+	a.Send(msg(1, 2, 2))
+	recvN(t, b, 1, 5*time.Second)
+}
+
 func TestQueueFullDropsCounted(t *testing.T) {
 	// Nothing listens at the peer's address, so nothing leaves the queue.
 	a := newTransport(t, 1, func(c *Config) {
