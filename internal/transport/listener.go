@@ -221,9 +221,7 @@ func (t *Transport) learnPeer(h hello, remote net.Addr) string {
 		host = rhost
 	}
 	addr := net.JoinHostPort(host, port)
-	p := newPeer(t, h.From, addr)
-	t.peers[h.From] = p
-	go p.run()
+	t.addPeer(h.From, addr)
 	return addr
 }
 

@@ -180,9 +180,7 @@ func (t *Transport) SetPeers(peers map[gpaxos.ID]string) error {
 			p.setAddr(addr)
 			continue
 		}
-		p := newPeer(t, id, addr)
-		t.peers[id] = p
-		go p.run()
+		t.addPeer(id, addr)
 	}
 	t.mu.Unlock()
 	for _, c := range closing {
@@ -195,6 +193,13 @@ func (t *Transport) SetPeers(peers map[gpaxos.ID]string) error {
 		<-p.done
 	}
 	return nil
+}
+
+// addPeer files id under addr and starts its writer; t.mu is held.
+func (t *Transport) addPeer(id gpaxos.ID, addr string) {
+	p := newPeer(t, id, addr)
+	t.peers[id] = p
+	go p.run()
 }
 
 // Peers returns a copy of the address book.
