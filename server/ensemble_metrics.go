@@ -35,6 +35,8 @@ var (
 		"Entries this member knows committed but has not applied yet.", nil, nil)
 	lagSecondsDesc = prometheus.NewDesc("giraffe_lag_seconds",
 		"How far behind real time the state this member has applied may be: the age of the newest of its own touch entries it has applied (it proposes one every few milliseconds; -1 until one has).", nil, nil)
+	resentDesc = prometheus.NewDesc("giraffe_proposals_resent_total",
+		"This member's proposals sent to the leader again because none of them committed for a resend interval (lost messages, a slow or changing leader).", nil, nil)
 	peerConnectedDesc = prometheus.NewDesc("giraffe_peer_connected",
 		"1 while the outgoing link to the peer is established, else 0.", []string{"peer"}, nil)
 	peerQueuedDesc = prometheus.NewDesc("giraffe_peer_queued_messages",
@@ -50,7 +52,7 @@ var roles = []string{"standalone", string(replica.RoleLeader), string(replica.Ro
 // Describe sends every metric's description.
 func (e ensembleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{roleDesc, epochDesc, promisedDesc, leaderDesc, groupDesc, logZxidDesc,
-		commitZxidDesc, applyLagDesc, lagSecondsDesc, peerConnectedDesc, peerQueuedDesc, peerDroppedDesc, peerConnectsDesc} {
+		commitZxidDesc, applyLagDesc, lagSecondsDesc, resentDesc, peerConnectedDesc, peerQueuedDesc, peerDroppedDesc, peerConnectsDesc} {
 		ch <- d
 	}
 }
@@ -81,6 +83,7 @@ func (e ensembleCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(commitZxidDesc, float64(st.Commit))
 	gauge(applyLagDesc, float64(zxidDistance(st.Applied, st.Commit)))
 	gauge(lagSecondsDesc, e.s.lag().Seconds())
+	ch <- prometheus.MustNewConstMetric(resentDesc, prometheus.CounterValue, float64(st.ProposalsResent))
 	ts, ok := rp.transport.(interface{ Stats() transport.Stats })
 	if !ok {
 		return

@@ -188,6 +188,10 @@ func (h *Host) Status() gpaxos.Status { return h.node.Status() }
 // until then, and for a host that did not.
 func (h *Host) RepairedAt() gpaxos.Zxid { return h.repairedAt }
 
+// Resent counts the proposals this host sent the leader again because none
+// of them committed for a resend interval.
+func (h *Host) Resent() uint64 { return h.streams.resent }
+
 // Incarnation is the host's incarnation.
 func (h *Host) Incarnation() uint64 { return h.inc }
 

@@ -42,6 +42,10 @@ type Status struct {
 	// Down is the members the coordinator of the server's group routes
 	// around (gpaxos.Status.Down).
 	Down []gpaxos.ID
+	// ProposalsResent counts this server's proposals it sent the leader
+	// again because none of them committed for a resend interval (a lost
+	// message, a slow or changing leader; streams.go).
+	ProposalsResent uint64
 }
 
 // Status returns the replica's latest status.
@@ -52,7 +56,7 @@ func (r *Replica) publishStatus() {
 	s := Status{ID: st.ID, Group: st.Group, Role: RoleAcceptor, Leader: st.HardState.Leader,
 		Epoch: st.HardState.Current, HardState: st.HardState, Last: st.Last, Commit: st.HardState.Commit,
 		Applied: st.Applied, Incarnation: r.st.id.Incarnation, Recovering: st.Recovering,
-		Registered: st.Registered, RepairedAt: r.host.RepairedAt(), Down: st.Down}
+		Registered: st.Registered, RepairedAt: r.host.RepairedAt(), Down: st.Down, ProposalsResent: r.host.Resent()}
 	switch {
 	case st.Leader:
 		s.Role = RoleLeader

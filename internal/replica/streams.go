@@ -16,10 +16,12 @@ import (
 // gaps, and drops what it already appended. So the origin may resend any
 // suffix of what it sent, with the same numbers, and the leader's log
 // holds each proposal once:
-//   - A proposal not committed within the resend interval is resent with
-//     every later one in flight (a message was lost, or the leader is
-//     slow); the interval doubles while nothing commits, so an overloaded
-//     leader is not flooded.
+//   - When none of the origin's proposals has committed for the resend
+//     interval, every proposal in flight is resent (a message was lost,
+//     or the leader is slow); the interval doubles while nothing commits,
+//     so an overloaded leader is not flooded. While they commit, nothing
+//     before them was lost, however long the oldest has waited, and
+//     nothing is resent: resending a queue only lengthens it.
 //   - A new leader's sequencer starts empty, so every change of the leader
 //     the origin sends to (its promised epoch, or the server it was
 //     promised to) starts a new stream, before anything is sent to the
@@ -74,6 +76,9 @@ type streams struct {
 	pendingResent  []Resend
 	pendingEarly   []Early
 	pendingAbandon uint64
+	// resent counts the proposals sent again because their stream stopped
+	// moving (Host.Resent).
+	resent uint64
 }
 
 // takeNews moves the news of the streams into d, in the order the
@@ -183,7 +188,7 @@ func (h *Host) tickStreams() {
 		return
 	}
 	h.sendUnsent()
-	if len(s.inflight) == 0 || !s.inflight[0].sent || now.Sub(s.inflight[0].at) < s.resendEvery {
+	if len(s.inflight) == 0 || !s.inflight[0].sent || now.Sub(s.stalledSince()) < s.resendEvery {
 		return
 	}
 	var batch [][]byte
@@ -195,7 +200,24 @@ func (h *Host) tickStreams() {
 	}
 	if h.sendBatch(batch) {
 		s.resendEvery = min(2*s.resendEvery, h.cfg.ProposalTimeout)
+		s.resent += uint64(len(batch))
 	}
+}
+
+// stalledSince is when the stream last moved: the later of the last send of
+// the oldest proposal in flight and the last commit of one of this
+// server's proposals. The leader appends a stream in order and without
+// gaps, so while this server's proposals keep committing none before them
+// was lost: the oldest one in flight is waiting in a queue, and resending
+// everything in flight (possibly thousands of proposals) would only make
+// that queue longer, and every proposal later, until the resends are all
+// there is. Only a stream that stopped moving for the interval has lost
+// something.
+func (s *streams) stalledSince() time.Time {
+	if s.lastProgress.After(s.inflight[0].at) {
+		return s.lastProgress
+	}
+	return s.inflight[0].at
 }
 
 // watchLeader starts a new stream when the leader proposals are sent to
