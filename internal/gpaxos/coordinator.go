@@ -130,29 +130,12 @@ func (n *Node) handleAppend(m Message) {
 		// this server follows — never at itself: a promise to itself is a
 		// candidacy that did not win, and naming it would keep the leader
 		// writing to a server that ignores it.
-		coord := n.hs.Coordinator
-		if coord == n.id {
-			coord = None
-		}
-		silent := n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
-		if (!n.mayCampaign() || coord == None || silent) && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
+		coord := n.followedCoordinator()
+		if n.strandedInGroup() && m.Epoch >= n.hs.Promised && (m.Prev > n.log.last() || n.hs.Current != m.Epoch) {
 			// A leader whose history this log lacks writes to this server,
 			// and no coordinator will bring it along, so it asks the
-			// leader itself. Either it never campaigns: its own log
-			// (behind) says it is not a member (it was added back by a
-			// change it has not received), or it is a joining server whose
-			// log holds nothing yet, and its group may have no coordinator
-			// (a newcomer alone in its group after removals). Or it follows no
-			// coordinator but itself (none, a candidacy that has not won,
-			// a role lost in a restart) or a coordinator it has not heard
-			// for an election timeout (one removed by entries it misses,
-			// or one that lost its state and does not vote), and its log
-			// may be too old for it ever to win: the entries it misses
-			// registered the new incarnation of a member that lost its
-			// state, or removed a member that then lost it, so its
-			// configuration counts that member's promise for nothing, and
-			// in a group of two it never wins. The leader's history
-			// carries the configuration in force.
+			// leader itself. The leader's history carries the
+			// configuration in force.
 			n.requestCatchup(MsgCatchupReq, m.From)
 		}
 		n.send(Message{Type: MsgGAck, To: m.From, Epoch: m.Epoch, Group: n.group, GroupEpoch: n.hs.GroupEpoch,
@@ -279,7 +262,7 @@ func (n *Node) handleGroupAck(m Message) {
 // point, or with a snapshot when the log no longer reaches back that far.
 func (n *Node) handleCatchupReq(m Message) {
 	gc := n.gc
-	if n.gl != nil && (gc == nil || m.Group != n.group) {
+	if (n.gl != nil || n.glCand != nil) && (gc == nil || m.Group != n.group) {
 		n.leaderCatchup(m)
 		return
 	}
@@ -306,10 +289,11 @@ func (n *Node) handleCatchupReq(m Message) {
 	n.send(s)
 }
 
-// leaderCatchup answers a catch-up request made to the leader by a server
-// that is not in its coordinator's reach (see handleAppend). The Sync names
-// the server's own group epoch and coordinator, so that adopting it changes
-// nothing in the group.
+// leaderCatchup answers a catch-up request made to the leader, or to a
+// candidate for leader, by a server that is not in its coordinator's reach
+// (handleAppend, catchupFromCandidate). The Sync names the server's own
+// group epoch and coordinator, so that adopting it changes nothing in the
+// group.
 func (n *Node) leaderCatchup(m Message) {
 	if m.Epoch > n.hs.Promised || m.Group < 0 || m.Group >= len(n.voters.Groups) {
 		return
@@ -317,6 +301,11 @@ func (n *Node) leaderCatchup(m Message) {
 	s, ok := n.syncFor(m)
 	if !ok {
 		return
+	}
+	if n.gl == nil {
+		// A candidate's promise is to itself, for an epoch above the
+		// history it sends: it names no leader of that history.
+		s.Leader = None
 	}
 	s.Type, s.To, s.Coord, s.Group, s.GroupEpoch = MsgSync, m.From, m.Coord, m.Group, m.GroupEpoch
 	n.send(s)
@@ -464,6 +453,7 @@ func (n *Node) handleNewGEpoch(m Message) {
 			c := m
 			n.pendingCand = &c
 		}
+		n.catchupFromCandidate(m, cand)
 		// And pass it to the coordinator this server follows, once (a
 		// forwarded request's sender is not its candidate): the candidate
 		// may not know that coordinator, when its configuration and this

@@ -65,7 +65,9 @@ func (n *Node) campaignGL() {
 
 // sendNewGEpoch (re)sends the candidate's epoch to the coordinator of every
 // group that has not answered; on retries also to the members that would
-// succeed a coordinator that may be gone.
+// succeed a coordinator that may be gone. It names the candidate's history
+// (Current, last zxid), so that a member no coordinator brings along can
+// ask for it (catchupFromCandidate).
 func (n *Node) sendNewGEpoch() {
 	c := n.glCand
 	for g, members := range n.voters.Groups {
@@ -89,7 +91,8 @@ func (n *Node) sendNewGEpoch() {
 			}
 		}
 		for _, id := range to {
-			n.send(Message{Type: MsgNewGEpoch, To: id, Epoch: c.epoch, Leader: n.id, Group: g, Members: members})
+			n.send(Message{Type: MsgNewGEpoch, To: id, Epoch: c.epoch, Leader: n.id, Group: g, Members: members,
+				Current: n.hs.Current, Zxid: n.log.last()})
 		}
 	}
 	c.retries++
@@ -428,7 +431,8 @@ func (n *Node) stillCoordinates(g int, gc ID) bool {
 func (n *Node) handleGCHello(m Message) {
 	if c := n.glCand; c != nil && !c.fetching {
 		if _, ok := c.acks[m.Group]; !ok {
-			n.send(Message{Type: MsgNewGEpoch, To: m.From, Epoch: c.epoch, Leader: n.id, Group: m.Group})
+			n.send(Message{Type: MsgNewGEpoch, To: m.From, Epoch: c.epoch, Leader: n.id, Group: m.Group,
+				Current: n.hs.Current, Zxid: n.log.last()})
 		}
 		return
 	}

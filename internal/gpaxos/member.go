@@ -90,6 +90,62 @@ func (n *Node) followCoordinator(ge uint64, coord ID) {
 	}
 }
 
+// followedCoordinator returns the coordinator this server follows: None
+// when that is itself without coordinating (its own candidacy that has not
+// won, or a role lost in a restart).
+func (n *Node) followedCoordinator() ID {
+	if c := n.hs.Coordinator; c != n.id || n.gc != nil {
+		return c
+	}
+	return None
+}
+
+// strandedInGroup reports whether no coordinator will bring this server's
+// log along, so that it asks a leader, or a candidate for leader, for the
+// history instead. Either it never campaigns: its own log (behind) says it
+// is not a member (it was added back by a change it has not received), or
+// it is a joining server whose log holds nothing yet, and its group may
+// have no coordinator (a newcomer alone in its group after removals, or
+// beside members that cannot win). Or it follows no coordinator but itself
+// (none, a candidacy that has not won, a role lost in a restart) or a
+// coordinator it has not heard for an election timeout (one removed by
+// entries it misses, or one that lost its state and does not vote), and
+// its log may be too old for it ever to win: the entries it misses
+// registered the new incarnation of a member that lost its state, removed
+// a member that then lost it, or added a member its group's majority now
+// needs, so its configuration counts that member's promise for nothing.
+func (n *Node) strandedInGroup() bool {
+	silent := n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
+	return !n.mayCampaign() || n.followedCoordinator() == None || silent
+}
+
+// catchupFromCandidate asks cand, a candidate for leader whose request for
+// promises (m) names a history newer than this log, for that history when
+// no coordinator brings this server along (strandedInGroup). With no
+// leader left, the candidate's request may be the only message of the
+// newer history that reaches the server, and the candidate may need its
+// group: a member whose configuration predates a newcomer to its group,
+// beside that newcomer whose log is still empty, and a third member that
+// lost its state, cannot elect a coordinator at all (the member's
+// configuration counts the newcomer for nothing and needs the third, the
+// newcomer never campaigns, the third does not vote), and without that
+// group no leader is elected to catch them up. With the candidate's
+// history, either of them campaigns under the configuration in force.
+//
+// It is safe: adopting the history is what a member does with any Sync
+// (docs/protocol.md §7, Invariant L). The candidate's log, like every
+// acceptor's, is a prefix of its Current epoch's history holding that
+// epoch's whole initial history; adoptHistory takes it only for an epoch
+// at or above this server's promise, and only when it reaches this
+// server's commit point. No promise is made to the candidate, no vote is
+// counted differently, and no group epoch changes.
+func (n *Node) catchupFromCandidate(m Message, cand ID) {
+	newer := m.Current > n.hs.Current || m.Current == n.hs.Current && m.Zxid > n.log.last()
+	if cand != n.id && newer && m.Current >= n.hs.Promised && n.strandedInGroup() {
+		n.requestCatchup(MsgCatchupReq, cand)
+	}
+}
+
 // requestCatchup asks to (the coordinator, or for a coordinator the leader)
 // for what this server misses, at most once per heartbeat interval.
 func (n *Node) requestCatchup(t MsgType, to ID) {

@@ -105,8 +105,8 @@ type Message struct {
 	Prev       Zxid   // Append/GroupAppend: zxid before Entries; Sync/FetchResp: truncation base
 	Entries    []Entry
 	Commit     Zxid  // commit point known to the sender
-	Zxid       Zxid  // acks: acknowledged zxid; promises and catch-up: last zxid; group elections: the sender's configuration's zxid
-	Current    Epoch // promises, catch-up and group elections: the sender's Current epoch
+	Zxid       Zxid  // acks: acknowledged zxid; promises, catch-up and NewGEpoch: last zxid; group elections: the sender's configuration's zxid
+	Current    Epoch // promises, catch-up, NewGEpoch and group elections: the sender's Current epoch
 	Holder     ID    // GEpochAck: the server holding the best history
 	Snapshot   *Snapshot
 	Down       []ID // GroupAppend: members the GC routes around
