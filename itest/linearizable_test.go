@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -257,4 +258,50 @@ func faults(t *testing.T, c *launcher.Cluster, dur time.Duration) {
 	if _, err := Leader(c, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLinearizableWhileSnapshotting runs the linearizability test with a
+// snapshot every 100 entries while loaders grow the tree by thousands of
+// znodes, so that every snapshot is written in many pieces while the
+// registers change between them (datatree's SnapshotWriter), and every
+// restart of a killed server loads one: the synced reads and writes stay
+// linearizable.
+func TestLinearizableWhileSnapshotting(t *testing.T) {
+	var created atomic.Int64
+	defer func() {
+		t.Logf("%d znodes created meanwhile", created.Load())
+		if !t.Failed() && created.Load() < 2000 {
+			t.Fatalf("the loaders created %d znodes: too few for snapshots written in pieces", created.Load())
+		}
+	}()
+	runLinearizable(t, Classic3, 12*time.Second, linOptions{extra: []string{"snapCount=100"},
+		load: func(c *launcher.Cluster, stop <-chan struct{}) {
+			all := addrs(c)
+			var wg sync.WaitGroup
+			for i := 0; i < 2; i++ {
+				order := append(append([]string{}, all[i%len(all):]...), all[:i%len(all)]...)
+				cl, _, err := zk.Connect(order, 4*time.Second, zk.WithLogInfo(false))
+				if err != nil {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer cl.Close()
+					for n := 0; ; n++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := cl.Create(fmt.Sprintf("/fill%d-%d", i, n), make([]byte, 256), 0, zk.WorldACL(zk.PermAll)); err != nil {
+							time.Sleep(5 * time.Millisecond)
+						} else {
+							created.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}})
 }

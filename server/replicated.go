@@ -422,20 +422,38 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	r.s.log.Info("installed snapshot", "zxid", fmt.Sprintf("0x%x", uint64(sn.Index)), "nodes", t.NodeCount())
 }
 
-// snapshot serializes the tree (tree lock held) and stores it in the
-// background, letting the replica discard its log up to here.
+// snapshotBytesPerNode is about what a snapshot holds per node besides
+// its path and data: a frame's length, stat and ACL index.
+const snapshotBytesPerNode = 80
+
+// snapshot fixes the tree's state at the applied entry (tree lock held)
+// and, in the background, serializes it a chunk at a time under the read
+// lock (datatree.SnapshotWriter) and stores it, letting the replica
+// discard its log up to here.
 func (r *replicated) snapshot() {
-	var buf bytes.Buffer
-	buf.Write(r.owners.AppendTo(nil))
-	if err := r.s.tree.WriteSnapshot(&buf); err != nil {
-		r.s.log.Error("serializing snapshot", "err", err)
+	w, err := r.s.tree.BeginSnapshot()
+	if err != nil {
+		r.s.log.Error("beginning a snapshot", "err", err)
 		return
 	}
+	var buf bytes.Buffer
+	// Sized once: growing by doubling leaves the collector copies of a big
+	// tree's snapshot to sweep.
+	buf.Grow(int(r.s.tree.ApproximateDataSize()) + snapshotBytesPerNode*r.s.tree.NodeCount())
+	buf.Write(r.owners.AppendTo(nil))
 	r.sinceSnap = 0
 	idx := gpaxos.Zxid(r.applied)
 	r.snapping.Store(true)
 	go func() {
 		defer r.snapping.Store(false)
+		err := w.WriteTo(&buf, r.s.treeMu.RLocker())
+		r.s.treeMu.Lock()
+		w.Close()
+		r.s.treeMu.Unlock()
+		if err != nil {
+			r.s.log.Error("serializing snapshot", "err", err)
+			return
+		}
 		if err := r.rep.SaveSnapshot(idx, buf.Bytes()); err != nil {
 			r.s.log.Error("saving snapshot", "zxid", fmt.Sprintf("0x%x", uint64(idx)), "err", err)
 			return

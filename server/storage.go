@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -210,10 +209,12 @@ func quarantineDamage(cfg *Config, lg *wal.Log, from int64) (*quarantine, error)
 	return q, nil
 }
 
-// snapshotter writes snapshots in the background. The tree is serialized
-// into memory while the applier holds the tree lock (so the snapshot is
-// exactly the state at one zxid, not fuzzy); the slow part, writing and
-// fsyncing the file and purging old files, happens outside the lock.
+// snapshotter writes snapshots in the background. The applier fixes the
+// tree's state at one zxid while it holds the tree lock (a
+// datatree.SnapshotWriter: exactly that state, not fuzzy, in time
+// independent of the tree's size); serializing it, a chunk of nodes per
+// hold of the read lock, and writing, fsyncing and purging files happen
+// outside, so no reader or writer waits for the whole tree.
 type snapshotter struct {
 	s       *Server
 	mu      sync.Mutex
@@ -230,15 +231,16 @@ func (sn *snapshotter) idle() bool {
 	return !sn.running
 }
 
-// take serializes the tree now and writes it in the background. The caller
-// holds the tree lock.
+// take begins a snapshot of the tree now and writes it in the background.
+// The caller holds the tree lock.
 func (sn *snapshotter) take() {
-	var buf bytes.Buffer
-	if err := sn.s.tree.WriteSnapshot(&buf); err != nil {
-		sn.s.log.Error("serializing snapshot", "err", err)
+	tree := sn.s.tree
+	w, err := tree.BeginSnapshot()
+	if err != nil {
+		sn.s.log.Error("beginning a snapshot", "err", err)
 		return
 	}
-	zxid := sn.s.tree.LastZxid()
+	zxid := tree.LastZxid()
 	sn.mu.Lock()
 	sn.running = true
 	sn.mu.Unlock()
@@ -247,15 +249,19 @@ func (sn *snapshotter) take() {
 		defer sn.wg.Done()
 		defer func() { sn.mu.Lock(); sn.running = false; sn.mu.Unlock() }()
 		start := time.Now()
-		path, err := snap.Save(sn.s.cfg.SnapDir(), zxid, func(w io.Writer) error {
-			_, err := w.Write(buf.Bytes())
-			return err
+		// Streamed to the file: a snapshot held whole in memory doubles
+		// the heap of a big tree, and the collector's work with it.
+		path, err := snap.Save(sn.s.cfg.SnapDir(), zxid, func(out io.Writer) error {
+			return w.WriteTo(out, sn.s.treeMu.RLocker())
 		})
+		sn.s.treeMu.Lock()
+		w.Close()
+		sn.s.treeMu.Unlock()
 		if err != nil {
 			sn.s.log.Error("writing snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "err", err)
 			return
 		}
-		sn.s.log.Info("snapshot written", "path", path, "bytes", buf.Len(), "took", time.Since(start))
+		sn.s.log.Info("snapshot written", "path", path, "took", time.Since(start))
 		sn.s.metrics.snapshots.Inc()
 		sn.purge()
 	}()

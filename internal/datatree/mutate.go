@@ -26,6 +26,14 @@ type undoRecord struct {
 // addNode links n (whose nodeState is complete except acl) into the tree at
 // path, as child name of parent (nil only for the root), with ACL set acl.
 func (t *Tree) addNode(path string, parent *node, name string, n *node, acl *aclSet) {
+	if t.snap != nil {
+		if parent != nil {
+			t.preserve(parent)
+		}
+		// A new node is not in the snapshot; one a rollback puts back
+		// was preserved when it was removed.
+		n.snapGen = t.snap.gen
+	}
 	n.acl = acl
 	n.digest = nodeDigest(&n.nodeState)
 	n.top = t.subtreeOf(path)
@@ -49,6 +57,8 @@ func (t *Tree) addNode(path string, parent *node, name string, n *node, acl *acl
 
 // removeNode unlinks n, stored at path as child name of parent.
 func (t *Tree) removeNode(path string, parent *node, name string, n *node) {
+	t.preserve(parent)
+	t.preserve(n)
 	delete(t.nodes, path)
 	delete(parent.children, name)
 	if len(parent.children) == 0 {
@@ -109,6 +119,7 @@ func (t *Tree) unindex(path string, owner int64) {
 // acl: setACL is not allowed in a multi), and endChange after, so that the
 // digest and data size follow and a multi can restore the old state.
 func (t *Tree) beginChange(n *node) {
+	t.preserve(n)
 	if t.logging {
 		t.undo = append(t.undo, undoRecord{kind: undoState, n: n, state: n.nodeState})
 	}

@@ -13,6 +13,9 @@ type node struct {
 	// top is the account of the top-level subtree the node is in
 	// (subtree.go).
 	top *subtree
+	// snapGen is the generation of the snapshot in progress that needs no
+	// image of the node (snapshot_view.go).
+	snapGen uint32
 }
 
 // nodeState is everything about a node that an op may change, apart from its

@@ -63,9 +63,13 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // snapshot that is malformed, as opposed to one it could not read.
 var ErrBadSnapshot = errors.New("datatree: bad snapshot")
 
-// snapWriter frames payloads onto w and checksums everything written.
+// snapWriter frames payloads and checksums everything written. It gathers
+// what it writes in pending, which drain hands to out: a snapshot taken
+// while the tree changes encodes under the tree's lock and writes out of
+// it.
 type snapWriter struct {
-	w *bufio.Writer
+	out     io.Writer
+	pending bytes.Buffer
 	// crc sums what is written (nil: nothing); n counts it.
 	crc hash.Hash32
 	n   int64
@@ -93,7 +97,15 @@ func (sw *snapWriter) write(b []byte) {
 		_, _ = sw.crc.Write(b)
 	}
 	sw.n += int64(len(b))
-	_, sw.err = sw.w.Write(b)
+	sw.pending.Write(b)
+}
+
+// drain writes what is pending to out.
+func (sw *snapWriter) drain() {
+	if sw.err == nil && sw.pending.Len() > 0 {
+		_, sw.err = sw.out.Write(sw.pending.Bytes())
+	}
+	sw.pending.Reset()
 }
 
 // SetSnapshotSections names the top-level znodes whose subtrees
@@ -102,141 +114,6 @@ func (sw *snapWriter) write(b []byte) {
 func (t *Tree) SetSnapshotSections(names []string) {
 	t.sections = slices.Compact(slices.Sorted(slices.Values(names)))
 	t.sections = slices.DeleteFunc(t.sections, func(name string) bool { return name == "" || strings.Contains(name, "/") })
-}
-
-// WriteSnapshot writes the whole tree and session table to w. The tree must
-// not change while it runs.
-func (t *Tree) WriteSnapshot(w io.Writer) error {
-	sw := &snapWriter{w: bufio.NewWriterSize(w, 64<<10), crc: crc32.New(crcTable), enc: zkproto.NewEncoder(nil)}
-	// The sections whose roots exist; the others have nothing to hold.
-	var sections []string
-	for _, name := range t.sections {
-		if t.nodes["/"+name] != nil {
-			sections = append(sections, name)
-		}
-	}
-	sw.enc.String(snapMagic)
-	if len(sections) == 0 {
-		sw.enc.Int(snapVersion)
-	} else {
-		sw.enc.Int(snapVersionSections)
-	}
-	sw.frame()
-
-	// Number ACL lists by their encodings so the output is deterministic.
-	sets := t.acls.all()
-	encoded := make(map[*aclSet][]byte, len(sets))
-	for _, s := range sets {
-		e := zkproto.NewEncoder(nil)
-		zkproto.EncodeACLs(e, s.list)
-		encoded[s] = e.Bytes()
-	}
-	slices.SortFunc(sets, func(a, b *aclSet) int { return bytes.Compare(encoded[a], encoded[b]) })
-	index := make(map[*aclSet]int32, len(sets))
-	for i, s := range sets {
-		index[s] = int32(i)
-	}
-
-	// sectioned holds the section roots, whose descendants the main part
-	// leaves out.
-	sectioned := make(map[string]bool, len(sections))
-	inSections := 0
-	for _, name := range sections {
-		sectioned["/"+name] = true
-		inSections += t.tops[name].nodes - 1
-	}
-	sw.enc.Long(t.lastZxid)
-	sw.enc.Long(int64(t.digest))
-	sw.enc.Int(int32(len(sets)))
-	sw.enc.Long(int64(len(t.nodes) - inSections))
-	sw.enc.Int(int32(len(t.sessions)))
-	if len(sections) > 0 {
-		sw.enc.Int(int32(len(sections)))
-	}
-	sw.frame()
-	for _, s := range sets {
-		sw.write(binary.BigEndian.AppendUint32(nil, uint32(len(encoded[s]))))
-		sw.write(encoded[s])
-	}
-
-	// walk writes n, at path, and its descendants, parents before
-	// children, children by name; below a section root only with below.
-	var walk func(path string, n *node, below bool)
-	walk = func(path string, n *node, below bool) {
-		enc := sw.enc
-		enc.String(path)
-		enc.Buffer(n.data)
-		enc.Int(index[n.acl])
-		enc.Long(n.czxid)
-		enc.Long(n.mzxid)
-		enc.Long(n.pzxid)
-		enc.Long(n.ctime)
-		enc.Long(n.mtime)
-		enc.Long(n.owner)
-		enc.Int(n.version)
-		enc.Int(n.cversion)
-		enc.Int(n.aversion)
-		sw.frame()
-		if sectioned[path] && !below {
-			return
-		}
-		prefix := path
-		if path != rootPath {
-			prefix += "/"
-		}
-		for _, name := range n.childNames() {
-			walk(prefix+name, n.children[name], below)
-		}
-	}
-	walk(rootPath, t.nodes[rootPath], false)
-
-	for _, si := range t.Sessions() {
-		sw.enc.Long(si.ID)
-		sw.enc.Int(si.Timeout)
-		sw.enc.Buffer(si.Passwd)
-		sw.frame()
-	}
-
-	for _, name := range sections {
-		root := t.nodes["/"+name]
-		// The body's length goes in the section's header, before it:
-		// counted here without encoding anything. Its nodes and digest
-		// are the subtree's without the root.
-		var length int64
-		var count func(path string, n *node)
-		count = func(path string, n *node) {
-			for c, child := range n.children {
-				p := path + "/" + c
-				length += nodeFrameSize(p, child.data)
-				count(p, child)
-			}
-		}
-		count("/"+name, root)
-		sw.enc.String(name)
-		sw.enc.Long(int64(t.tops[name].nodes - 1))
-		sw.enc.Long(length)
-		sw.enc.Long(int64(t.tops[name].digest - root.digest))
-		sw.frame()
-		main := sw.crc
-		sw.crc, sw.n = crc32.New(crcTable), 0
-		for _, c := range root.childNames() {
-			walk("/"+name+"/"+c, root.children[c], true)
-		}
-		if sw.err == nil && sw.n != length {
-			return fmt.Errorf("datatree: section %q: wrote %d bytes, counted %d", name, sw.n, length)
-		}
-		sum := sw.crc.Sum32()
-		sw.crc = nil
-		sw.write(binary.BigEndian.AppendUint32(nil, sum))
-		sw.crc = main
-	}
-	if sw.err != nil {
-		return sw.err
-	}
-	if _, err := sw.w.Write(binary.BigEndian.AppendUint32(nil, sw.crc.Sum32())); err != nil {
-		return err
-	}
-	return sw.w.Flush()
 }
 
 // nodeFrameSize is the size of a node's frame as walk writes it: the length

@@ -65,6 +65,11 @@ type Tree struct {
 
 	// gate, when set, decides which entries Apply applies (SetGate).
 	gate func(*txn.Entry) bool
+
+	// snap is the snapshot being written, if any (snapshot_view.go);
+	// snapGens counts the snapshots begun, naming each.
+	snap     *snapView
+	snapGens uint32
 }
 
 // New returns the tree of a fresh ZooKeeper 3.9 server: "/" with the system
