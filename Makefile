@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-open-loop bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-open-loop bench-bigtree bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -117,6 +117,10 @@ bench-interleaved:
 ## bench-open-loop: open-loop write latency curves (Poisson arrivals at 10-95% of ZooKeeper's saturation) beside ZooKeeper, standalone and 3 servers (about 10 minutes).
 bench-open-loop:
 	scripts/bench-open-loop.sh "1 3" 3 5s
+
+## bench-bigtree: reads and writes on 1,000,000 znodes of 1 KiB while the servers snapshot them, standalone, beside ZooKeeper (about 10 minutes).
+bench-bigtree:
+	scripts/bench-bigtree.sh 1 1000000 3 20s
 
 ## bench-failover: the longest write gap when the leader is killed, 20 kills at 3 and 9 servers (about 15 minutes).
 bench-failover:

@@ -49,7 +49,9 @@ bench_run() {
 # start_pair N [ZK_JVM_OPTS]: starts a ZooKeeper ensemble of N servers and
 # a Giraffe one of the same size (1: standalone; 3: classic; more: forest
 # 3-3, or classic when CLASSIC=1), and sets ZS/ZP and GS/GP to their
-# client addresses and pids (comma-separated).
+# client addresses and pids (comma-separated). ZK_EXTRA_CFG adds zoo.cfg
+# lines to ZooKeeper's servers, GIRAFFE_SET (space-separated key=value)
+# to Giraffe's.
 start_pair() {
   local n=$1 shape
   ZK_BASE="$ZKB" ZK_PORT_BASE=24180 ZK_JVM_OPTS="${2:-}" bash "$PEER/run.sh" "$n" > /dev/null
@@ -60,6 +62,8 @@ start_pair() {
     3) shape=(--nodes 3 --classic) ;;
     *) if [ "${CLASSIC:-0}" = 1 ]; then shape=(--nodes "$n" --classic); else shape=(--nodes "$n" --trees 3 --children 3); fi ;;
   esac
+  local kv
+  for kv in ${GIRAFFE_SET:-}; do shape+=(--set "$kv"); done
   "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 27180 > /dev/null
   GS=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(s['client_address'] for s in c['servers']))")
   GP=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(str(s['pid']) for s in c['servers']))")
