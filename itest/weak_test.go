@@ -309,33 +309,6 @@ func TestLinearizableStrongBesideWeakLoad(t *testing.T) {
 	}()
 	runLinearizable(t, Classic3, 12*time.Second, linOptions{extra: paperNamespaces, parent: "/1",
 		load: func(c *launcher.Cluster, stop <-chan struct{}) {
-			all := addrs(c)
-			var wg sync.WaitGroup
-			for i := 0; i < 3; i++ {
-				order := append(append([]string{}, all[i%len(all):]...), all[:i%len(all)]...)
-				cl, _, err := zk.Connect(order, 4*time.Second, zk.WithLogInfo(false))
-				if err != nil {
-					continue
-				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer cl.Close()
-					for n := 0; ; n++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						p := fmt.Sprintf("/2/load%d-%d", i, n)
-						if _, err := cl.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-							time.Sleep(5 * time.Millisecond)
-						} else {
-							weakAcked.Add(1)
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			loadCreates(c, stop, 3, func(i, n int) string { return fmt.Sprintf("/2/load%d-%d", i, n) }, nil, &weakAcked)
 		}})
 }
