@@ -43,7 +43,7 @@ func Save(dir string, zxid int64, write func(w io.Writer) error, opts ...Option)
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err = encode(f, zxid, write); err != nil {
+	if _, err = encode(&pacedWriter{f: f}, zxid, write); err != nil {
 		return "", err
 	}
 	if err = f.Sync(); err != nil {
@@ -59,6 +59,29 @@ func Save(dir string, zxid int64, write func(w io.Writer) error, opts ...Option)
 		return "", err
 	}
 	return path, nil
+}
+
+// syncEveryBytes is how much of a snapshot Save writes between two
+// fdatasyncs of the file. A snapshot is large, and a single fsync at its end
+// would flush all of it at once: the log's fsyncs, which wait for the
+// device, would then wait behind it, and every write with them. Flushing
+// as it goes keeps what the log's fsync can find queued small.
+const syncEveryBytes = 8 << 20
+
+// pacedWriter writes to f, syncing its data every syncEveryBytes.
+type pacedWriter struct {
+	f        *os.File
+	unsynced int
+}
+
+func (w *pacedWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.unsynced += n
+	if err == nil && w.unsynced >= syncEveryBytes {
+		w.unsynced = 0
+		err = fsutil.SyncData(w.f)
+	}
+	return n, err
 }
 
 // Encode writes to w the whole snapshot of the state at zxid, framed as
