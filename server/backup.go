@@ -72,7 +72,10 @@ type committedSnapshot struct {
 
 // snapshotCommitted serializes the tree (datatree's snapshot format) at a
 // point at or after every write committed before the call, and returns it
-// with the zxid of its state.
+// with the zxid of its state. The state is fixed when that point is
+// applied and written without holding up the applier (datatree's
+// SnapshotWriter), unless the server's own snapshot is being written
+// then.
 func (s *Server) snapshotCommitted(ctx context.Context) (committedSnapshot, error) {
 	done := make(chan committedSnapshot, 1)
 	// applied and abandoned run in the applier; neither may block it.
@@ -85,9 +88,26 @@ func (s *Server) snapshotCommitted(ctx context.Context) (committedSnapshot, erro
 	pr := &proposal{
 		sync: true,
 		applied: func(txn.Result, *txn.Entry) {
-			var buf bytes.Buffer
-			err := s.tree.WriteSnapshot(&buf)
-			send(committedSnapshot{zxid: s.tree.LastZxid(), body: buf.Bytes(), err: err})
+			tree, zxid := s.tree, s.tree.LastZxid()
+			w, err := tree.BeginSnapshot()
+			if err != nil {
+				// The server's own snapshot is being written: serialize
+				// this one here, with the tree locked.
+				var buf bytes.Buffer
+				err := tree.WriteSnapshot(&buf)
+				send(committedSnapshot{zxid: zxid, body: buf.Bytes(), err: err})
+				return
+			}
+			// Written a chunk at a time beside the applier, and closed
+			// whether or not anyone still waits for it.
+			go func() {
+				var buf bytes.Buffer
+				err := w.WriteTo(&buf, s.treeMu.RLocker())
+				s.treeMu.Lock()
+				w.Close()
+				s.treeMu.Unlock()
+				send(committedSnapshot{zxid: zxid, body: buf.Bytes(), err: err})
+			}()
 		},
 		abandoned: func() { send(committedSnapshot{err: errSnapshotAbandoned}) },
 	}

@@ -71,3 +71,66 @@ func TestSnapshotCommand(t *testing.T) {
 		t.Errorf("restore: %d %s, want 501 naming the offline restore", code, body)
 	}
 }
+
+// TestSnapshotCommandBesideWritesAndSnapshots takes snapshots through the
+// admin port while writers change the tree and the server writes its own
+// snapshot every 50 entries: each is valid (checksum and digest), holds
+// every write answered before it was asked for, and none stopped the
+// writers.
+func TestSnapshotCommandBesideWritesAndSnapshots(t *testing.T) {
+	const token = "0123456789abcdef"
+	s, _ := startLogged(t, func(c *server.Config) { c.AdminTokenFile = writeToken(t, token); c.SnapCount = 50 })
+	zc, _ := connect(t, s.Addr().String())
+	for batch := range 30 {
+		var ops []any
+		for i := batch * 100; i < (batch+1)*100; i++ {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("/n%04d", i), Data: []byte("x"), Acl: zk.WorldACL(zk.PermAll)})
+		}
+		if _, err := zc.Multi(ops...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	written := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { written <- n }()
+		for ; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := zc.Set(fmt.Sprintf("/n%04d", n%3000), []byte(fmt.Sprint(n)), -1); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for round := range 5 {
+		marker := fmt.Sprintf("/marker%d", round)
+		if _, err := zc.Create(marker, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		stream, _, err := adminapi.Client{Token: token}.Snapshot(context.Background(), s.AdminAddr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tree *datatree.Tree
+		_, err = snap.Receive(filepath.Join(t.TempDir(), "backup.snap"), stream, func(_ int64, r io.Reader) error {
+			tree, err = datatree.ReadSnapshot(r)
+			return err
+		})
+		stream.Close()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if _, _, code := tree.GetData(marker, nil); code != 0 || tree.NodeCount() < 3000 {
+			t.Fatalf("round %d: %s %v in a snapshot of %d nodes", round, marker, code, tree.NodeCount())
+		}
+	}
+	close(stop)
+	if n := <-written; n == 0 {
+		t.Fatal("no write was answered while the snapshots were taken")
+	}
+}

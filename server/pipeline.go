@@ -383,9 +383,8 @@ func (p *pipeline) applyLoop() {
 				pr.applied(res, pr.entry)
 			}
 		}
-		if p.sinceSnap >= s.cfg.SnapCount && s.snaps.idle() {
+		if p.sinceSnap >= s.cfg.SnapCount && s.snaps.idle() && s.snaps.take() {
 			p.sinceSnap = 0
-			s.snaps.take()
 		}
 		s.treeMu.Unlock()
 	}

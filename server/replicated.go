@@ -433,8 +433,7 @@ const snapshotBytesPerNode = 80
 func (r *replicated) snapshot() {
 	w, err := r.s.tree.BeginSnapshot()
 	if err != nil {
-		r.s.log.Error("beginning a snapshot", "err", err)
-		return
+		return // a backup's snapshot is being written: again after the next entry
 	}
 	var buf bytes.Buffer
 	// Sized once: growing by doubling leaves the collector copies of a big

@@ -231,14 +231,14 @@ func (sn *snapshotter) idle() bool {
 	return !sn.running
 }
 
-// take begins a snapshot of the tree now and writes it in the background.
-// The caller holds the tree lock.
-func (sn *snapshotter) take() {
+// take begins a snapshot of the tree now and writes it in the background;
+// false when another snapshot of the tree (a backup's) is being written,
+// to be tried again later. The caller holds the tree lock.
+func (sn *snapshotter) take() bool {
 	tree := sn.s.tree
 	w, err := tree.BeginSnapshot()
 	if err != nil {
-		sn.s.log.Error("beginning a snapshot", "err", err)
-		return
+		return false
 	}
 	zxid := tree.LastZxid()
 	sn.mu.Lock()
@@ -265,6 +265,7 @@ func (sn *snapshotter) take() {
 		sn.s.metrics.snapshots.Inc()
 		sn.purge()
 	}()
+	return true
 }
 
 // purge deletes snapshots and logs beyond the retention count.
