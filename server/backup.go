@@ -102,10 +102,7 @@ func (s *Server) snapshotCommitted(ctx context.Context) (committedSnapshot, erro
 			// whether or not anyone still waits for it.
 			go func() {
 				var buf bytes.Buffer
-				err := w.WriteTo(&buf, s.treeMu.RLocker())
-				s.treeMu.Lock()
-				w.Close()
-				s.treeMu.Unlock()
+				err := s.writeSnapshot(w, &buf)
 				send(committedSnapshot{zxid: zxid, body: buf.Bytes(), err: err})
 			}()
 		},

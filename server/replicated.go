@@ -445,11 +445,7 @@ func (r *replicated) snapshot() {
 	r.snapping.Store(true)
 	go func() {
 		defer r.snapping.Store(false)
-		err := w.WriteTo(&buf, r.s.treeMu.RLocker())
-		r.s.treeMu.Lock()
-		w.Close()
-		r.s.treeMu.Unlock()
-		if err != nil {
+		if err := r.s.writeSnapshot(w, &buf); err != nil {
 			r.s.log.Error("serializing snapshot", "err", err)
 			return
 		}

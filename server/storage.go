@@ -231,6 +231,22 @@ func (sn *snapshotter) idle() bool {
 	return !sn.running
 }
 
+// writeSnapshot writes w's snapshot to out beside the applier (a chunk at
+// a time under the tree's read lock), then ends it.
+func (s *Server) writeSnapshot(w *datatree.SnapshotWriter, out io.Writer) error {
+	err := w.WriteTo(out, s.treeMu.RLocker())
+	s.endSnapshot(w)
+	return err
+}
+
+// endSnapshot ends w, letting the tree change without keeping anything for
+// it; again is harmless.
+func (s *Server) endSnapshot(w *datatree.SnapshotWriter) {
+	s.treeMu.Lock()
+	w.Close()
+	s.treeMu.Unlock()
+}
+
 // take begins a snapshot of the tree now and writes it in the background;
 // false when another snapshot of the tree (a backup's) is being written,
 // to be tried again later. The caller holds the tree lock.
@@ -252,12 +268,10 @@ func (sn *snapshotter) take() bool {
 		// Streamed to the file: a snapshot held whole in memory doubles
 		// the heap of a big tree, and the collector's work with it.
 		path, err := snap.Save(sn.s.cfg.SnapDir(), zxid, func(out io.Writer) error {
-			return w.WriteTo(out, sn.s.treeMu.RLocker())
+			return sn.s.writeSnapshot(w, out)
 		})
-		sn.s.treeMu.Lock()
-		w.Close()
-		sn.s.treeMu.Unlock()
 		if err != nil {
+			sn.s.endSnapshot(w) // Save may fail before it writes
 			sn.s.log.Error("writing snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "err", err)
 			return
 		}

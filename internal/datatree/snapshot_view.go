@@ -133,7 +133,8 @@ func (t *Tree) WriteSnapshot(w io.Writer) error {
 }
 
 // Close ends the snapshot, letting the tree change without preserving
-// anything for it. The caller must hold the tree exclusively.
+// anything for it; closing again does nothing. The caller must hold the
+// tree exclusively.
 func (w *SnapshotWriter) Close() {
 	if w.t.snap == w.v {
 		w.t.snap = nil
