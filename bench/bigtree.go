@@ -293,7 +293,7 @@ func syncWorker(ctx context.Context, cfg BigTreeConfig, addr string, write bool,
 				class.Stalls++
 			}
 		case err := <-readErr:
-			return fmt.Errorf("bench: bigtree %s: %w", map[bool]string{false: "reader", true: "writer"}[write], err)
+			return fmt.Errorf("bench: bigtree %s: %w", op, err)
 		}
 	}
 	class.Latency = LatenciesOf(hist)
