@@ -157,6 +157,7 @@ func (n *Node) handleAppend(m Message) {
 	}
 	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
 	case acceptOK:
+		n.learnLeader(m)
 		n.relay(m.Prev, m.Entries)
 		n.ack(n.id, gc.ge)
 		if len(m.Entries) == 0 && n.groupAlive() {
@@ -201,7 +202,7 @@ func (n *Node) relay(prev Zxid, ents []Entry) {
 		gc.relayed = ents[len(ents)-1].Zxid
 	}
 	for _, c := range n.cfg.Topology.Children(n.members(), n.id, gc.down, n.id) {
-		n.send(Message{Type: MsgGroupAppend, To: c, Epoch: n.hs.Current, Leader: n.hs.Leader, Coord: n.id,
+		n.send(Message{Type: MsgGroupAppend, To: c, Epoch: n.hs.Current, Leader: n.currentLeader(), Coord: n.id,
 			Group: n.group, GroupEpoch: gc.ge, Prev: prev, Entries: ents, Commit: n.hs.Commit,
 			Down: gc.down, GCs: n.gcTable})
 	}
@@ -303,9 +304,9 @@ func (n *Node) leaderCatchup(m Message) {
 		return
 	}
 	if n.gl == nil {
-		// A candidate's promise is to itself, for an epoch above the
-		// history it sends: it names no leader of that history.
-		s.Leader = None
+		// A candidate that promised itself a newer epoch than the history
+		// it sends names no leader of that history.
+		s.Leader = n.currentLeader()
 	}
 	s.Type, s.To, s.Coord, s.Group, s.GroupEpoch = MsgSync, m.From, m.Coord, m.Group, m.GroupEpoch
 	n.send(s)

@@ -31,6 +31,27 @@ func (n *Node) accept(e Epoch, prev Zxid, ents []Entry, commit Zxid) acceptResul
 	return acceptOK
 }
 
+// currentLeader returns the leader of the history this server follows
+// (Current), or None when it does not know it. Leader is the server
+// promised to, which leads Current only while no newer epoch is promised.
+func (n *Node) currentLeader() ID {
+	if n.hs.Promised != n.hs.Current {
+		return None
+	}
+	return n.hs.Leader
+}
+
+// learnLeader takes the leader of the history this server follows from an
+// append of that history that names it, when this server does not know
+// it: a history learned from a candidate for leader, which names no
+// leader, leaves the server unable to propose until it does, and the
+// candidate may lose, so that no new epoch ever names one.
+func (n *Node) learnLeader(m Message) {
+	if n.hs.Leader == None && m.Leader != None && m.Epoch == n.hs.Promised && m.Epoch == n.hs.Current {
+		n.hs.Leader = m.Leader
+	}
+}
+
 // handleGroupAppend is ga.3.1 and ga.3.3: forward down the tree, accept,
 // acknowledge to the coordinator.
 func (n *Node) handleGroupAppend(m Message) {
@@ -53,6 +74,7 @@ func (n *Node) handleGroupAppend(m Message) {
 	}
 	switch n.accept(m.Epoch, m.Prev, m.Entries, m.Commit) {
 	case acceptOK:
+		n.learnLeader(m)
 		n.ack(m.Coord, n.hs.GroupEpoch)
 		if len(m.Entries) == 0 && m.Commit > n.log.last() {
 			// A heartbeat whose commit point is past this log: entries
