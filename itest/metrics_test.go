@@ -91,6 +91,9 @@ func TestEnsembleMetrics(t *testing.T) {
 		}
 		// A member in step applies its own touches within moments.
 		waitMetric(t, s, "giraffe_lag_seconds", func(v float64) bool { return v >= 0 && v < 1 })
+		// Every member logs every member's touches, idle or not.
+		logged := metric(t, s, "giraffe_log_bytes_written_total")
+		waitMetric(t, s, "giraffe_log_bytes_written_total", func(v float64) bool { return v > logged })
 	}
 	var others []launcher.Server
 	for _, s := range c.Servers {

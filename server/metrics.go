@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,9 @@ type metrics struct {
 	sessionsCreated prometheus.Counter
 	sessionsExpired prometheus.Counter
 	snapshots       prometheus.Counter
+	// logWritten counts the bytes of the records appended to this
+	// server's log (standalone or replica): wal.Options.Written.
+	logWritten atomic.Uint64
 
 	// Elections (ensemble_metrics.go); electingSince is owned by the
 	// replica's goroutine.
@@ -126,6 +130,10 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.requestSeconds, m.badInput, m.connections, m.connRejected, m.tlsHandshakeFailures, m.applied,
 		m.fsyncSeconds, m.batchSize, m.sessionsCreated, m.sessionsExpired, m.snapshots,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "giraffe_log_bytes_written_total",
+			Help: "Bytes of the records appended to this server's transaction log (headers and payloads; every entry of an ensemble member's replicated log, and its own touch entries listing the sessions connected to it).",
+		}, func() float64 { return float64(m.logWritten.Load()) }),
 		m.elections, m.electionSeconds, m.leaderChanges,
 		m.weakEarly, m.weakEarlyNS, m.weakMismatch, m.weakLost, m.divergences,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -56,6 +56,7 @@ func openReplica(s *Server) (*replicated, error) {
 			s.learnAddresses(tr, membership)
 		},
 		OnSync:           s.metrics.observeSync,
+		LogWritten:       &s.metrics.logWritten,
 		OnLeaderReceived: s.leaderReceived,
 	}
 	// Weak writes answered early (weak_ensemble.go): the weak leader needs

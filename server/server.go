@@ -182,7 +182,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		s.metrics.register(s)
 		return s, nil
 	}
-	tree, lg, quar, err := recoverState(&s.cfg, logger)
+	tree, lg, quar, err := recoverState(&s.cfg, logger, &s.metrics.logWritten)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +328,23 @@ func (s *Server) Close() error {
 		s.snaps.wait()
 	})
 	return s.Err()
+}
+
+// ErrResync is the error a server stops with (Err) when it has found its
+// own copy of a namespace differing from the majority's and marked its
+// state to be received anew from the ensemble: started again with the
+// same Config, it sets its state aside and rejoins as a new incarnation.
+// `giraffe server` starts it again at once; a program embedding the
+// server should do the same.
+var ErrResync = errors.New("this member's state is to be received anew from the ensemble: start the server again")
+
+// stopForResync stops the server with ErrResync (why says what diverged).
+func (s *Server) stopForResync(why string) {
+	err := fmt.Errorf("%w (%s)", ErrResync, why)
+	if s.failErr.CompareAndSwap(nil, &err) {
+		s.log.Warn("stopping to receive this member's state anew from the ensemble", "why", why)
+		go s.Close()
+	}
 }
 
 // fail stops the server after an error it cannot continue from (the log

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/datatree"
@@ -25,7 +26,10 @@ import (
 // change, and a record found damaged at rest quarantines those namespaces
 // instead of stopping the server (quarantine.go): the returned quarantine
 // is then not empty, and it is on disk before recoverState returns.
-func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *quarantine, error) {
+//
+// written counts the bytes the log appends from then on (the metric
+// giraffe_log_bytes_written_total).
+func recoverState(cfg *Config, logger *slog.Logger, written *atomic.Uint64) (*datatree.Tree, *wal.Log, *quarantine, error) {
 	for _, dir := range []string{cfg.SnapDir(), cfg.LogDir()} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, nil, err
@@ -58,7 +62,7 @@ func recoverState(cfg *Config, logger *slog.Logger) (*datatree.Tree, *wal.Log, *
 		logger.Info("loaded snapshot", "zxid", fmt.Sprintf("0x%x", zxid), "nodes", tree.NodeCount())
 	}
 	tagged := cfg.Namespaces.Len() > 0
-	lg, err := wal.Open(cfg.LogDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync, Tagged: tagged, KeepDamaged: tagged})
+	lg, err := wal.Open(cfg.LogDir(), wal.Options{Logger: logger, NoSync: !cfg.ForceSync, Tagged: tagged, KeepDamaged: tagged, Written: written})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("opening log: %w", err)
 	}

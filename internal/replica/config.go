@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
@@ -67,6 +68,10 @@ type Config struct {
 	// fsync of the log with the number of entries it made durable and how
 	// long it took (the server's fsync metrics). It must not block.
 	OnSync func(entries int, took time.Duration)
+	// LogWritten, when set, counts the bytes of every record appended to
+	// the log (wal.Options.Written): what the replica writes to disk, the
+	// server's giraffe_log_bytes_written_total.
+	LogWritten *atomic.Uint64
 	// OnStatus, when set, is called from the replica's goroutine with the
 	// previous and the new status whenever the role, the leader, the epoch
 	// or the promised epoch changes (the server's election metrics). It

@@ -219,7 +219,7 @@ func TestAnsweredProposalIsNeverOrderedAgain(t *testing.T) {
 // SkipSync names, with no change of votes, is written without an fsync;
 // one with another proposal, a no-op or a new promise is fsynced.
 func TestSkipSyncOnlyForProposalsItNames(t *testing.T) {
-	st, _, err := openStorage(t.TempDir(), false, quiet, grid(1, 3), 1)
+	st, _, err := openStorage(t.TempDir(), false, quiet, grid(1, 3), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

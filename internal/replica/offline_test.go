@@ -15,7 +15,7 @@ import (
 // and the application's snapshot data.
 func TestOfflineReaders(t *testing.T) {
 	dir := t.TempDir()
-	st, _, err := openStorage(dir, false, quiet, grid(1, 3), 1)
+	st, _, err := openStorage(dir, false, quiet, grid(1, 3), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // (after which the log before it is gone), and stops it cleanly.
 func seedStorage(t *testing.T, dir string, installed bool) identity {
 	t.Helper()
-	st, _, err := openStorage(dir, false, quiet, grid(1, 3), 1)
+	st, _, err := openStorage(dir, false, quiet, grid(1, 3), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestStorageRecognizesLostState(t *testing.T) {
 			dir := t.TempDir()
 			before := seedStorage(t, dir, c.installed)
 			c.damage(t, dir)
-			st, rec, err := openStorage(dir, false, quiet, grid(1, 3), 1)
+			st, rec, err := openStorage(dir, false, quiet, grid(1, 3), 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

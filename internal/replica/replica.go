@@ -122,7 +122,7 @@ func Open(cfg Config) (*Replica, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters, cfg.ID)
+	st, rec, err := openStorage(cfg.Dir, cfg.NoSync, cfg.Logger, cfg.Voters, cfg.ID, cfg.LogWritten)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/fsutil"
@@ -36,7 +37,9 @@ type storage struct {
 	log    *wal.Log
 	noSync bool
 	logger *slog.Logger
-	saved  gpaxos.HardState
+	// written counts the bytes appended to the log (Config.LogWritten).
+	written *atomic.Uint64
+	saved   gpaxos.HardState
 	// base is the index of the newest snapshot installed from another
 	// server: the log holds nothing of this history before it, so no
 	// older snapshot may stand in for it after a crash.
@@ -114,9 +117,10 @@ func MarkForResync(dir, why string) error {
 // at rest at the end of the log, a tail cut after a clean stop, a snapshot
 // older than the log's base) it sets the state aside and starts empty as a
 // new incarnation in recovery (gpaxos.Config.Recovering): it may have
-// acknowledged entries and made promises that are gone.
-func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Config, server gpaxos.ID) (*storage, recovered, error) {
-	s := &storage{dir: dir, noSync: noSync, logger: logger}
+// acknowledged entries and made promises that are gone. written, if not
+// nil, counts the bytes appended to the log (Config.LogWritten).
+func openStorage(dir string, noSync bool, logger *slog.Logger, voters quorum.Config, server gpaxos.ID, written *atomic.Uint64) (*storage, recovered, error) {
+	s := &storage{dir: dir, noSync: noSync, logger: logger, written: written}
 	for _, d := range []string{dir, s.snapDir(), s.logDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, recovered{}, err
@@ -226,7 +230,7 @@ func (s *storage) load(voters quorum.Config) (rec recovered, hsFound bool, err e
 	} else if err != nil {
 		return rec, false, fmt.Errorf("loading snapshot: %w", err)
 	}
-	lg, err := wal.Open(s.logDir(), wal.Options{Logger: s.logger, NoSync: s.noSync})
+	lg, err := wal.Open(s.logDir(), wal.Options{Logger: s.logger, NoSync: s.noSync, Written: s.written})
 	var corrupt *wal.CorruptError
 	if errors.As(err, &corrupt) {
 		// A record damaged anywhere but in a torn tail may have been

@@ -65,6 +65,9 @@ func (l *Log) AppendTagged(zxid int64, mask uint64, payload []byte) error {
 	}
 	l.size += n
 	l.dirty = true
+	if w := l.opts.Written; w != nil {
+		w.Add(uint64(n))
+	}
 	l.lastZxid = zxid
 	return nil
 }

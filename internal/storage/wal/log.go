@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
@@ -52,6 +53,12 @@ type Options struct {
 	// ReplayRecords hands them over with Damaged set; what the lost
 	// payload means is the caller's to decide.
 	KeepDamaged bool
+	// Written, when set, has the size of every record appended (its
+	// header and payload) added to it as the record is buffered: how
+	// many bytes the log writes, for a server's metrics. It is shared
+	// with whoever reads it and survives the Log, so a counter kept
+	// across reopenings of the same directory stays monotonic.
+	Written *atomic.Uint64
 }
 
 // version is the format version of the segments the log creates.
