@@ -9,6 +9,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/nsmap"
+	"github.com/giraffe-coord/giraffe/internal/quorum"
 	"github.com/giraffe-coord/giraffe/internal/replica"
 	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -31,7 +32,13 @@ import (
 // use it, and its clients fail over to members that hold it whole) and
 // marks its replica for a resync (replica.MarkForResync), which its next
 // start performs: its state set aside, the ensemble's state received
-// anew. Every member logs the divergence and counts it.
+// anew. It then stops with ErrResync, so that `giraffe server` starts it
+// again at once, but only when the members that reported the majority's
+// digest form a quorum without it: a member that restarts votes only once
+// the ensemble registers it anew, and its going must not leave the
+// ensemble without a quorum to do that. Otherwise it stays up, the
+// namespace quarantined, and decides again at the next checkpoint. Every
+// member logs the divergence and counts it.
 
 // bodyDigest is a proposal body: the origin's digest of each namespace at
 // a checkpoint zxid.
@@ -167,7 +174,7 @@ func (r *replicated) applyDigestReport(origin gpaxos.ID, own bool, body []byte) 
 			d.decided[zxid][name] = true
 			for id, m := range byMember {
 				if got, ok := m[name]; ok && got != v {
-					r.diverged(zxid, name, id, got, v)
+					r.diverged(zxid, name, id, got, v, byMember)
 				}
 			}
 		}
@@ -189,13 +196,13 @@ func (r *replicated) judge(zxid int64, name string, origin gpaxos.ID, got uint64
 		}
 	}
 	if got != best {
-		r.diverged(zxid, name, origin, got, best)
+		r.diverged(zxid, name, origin, got, best, byMember)
 	}
 }
 
 // diverged acts on member id's copy of namespace name differing from the
-// majority's at zxid.
-func (r *replicated) diverged(zxid int64, name string, id gpaxos.ID, got, want uint64) {
+// majority's at zxid; byMember holds the checkpoint's reports.
+func (r *replicated) diverged(zxid int64, name string, id gpaxos.ID, got, want uint64, byMember map[gpaxos.ID]digestReport) {
 	s := r.s
 	root := nsmap.Namespace{Name: name}.Root()
 	s.metrics.divergences.WithLabelValues(root).Inc()
@@ -205,13 +212,31 @@ func (r *replicated) diverged(zxid int64, name string, id gpaxos.ID, got, want u
 		return
 	}
 	why := fmt.Sprintf("digest %016x of %s at 0x%x differs from the majority's %016x", got, root, zxid, want)
-	s.log.Error("this member's copy of a namespace differs from the majority's: quarantined here, and resynced from the ensemble at the next start",
+	s.log.Error("this member's copy of a namespace differs from the majority's: quarantined here, to be resynced from the ensemble",
 		"namespace", root, "zxid", fmt.Sprintf("0x%x", zxid), "digest", fmt.Sprintf("%016x", got), "majority", fmt.Sprintf("%016x", want))
 	s.quar.add(quarantined{Name: name, Since: zxid, Reason: why})
+	go s.closeQuarantinedWatchers()
 	if err := replica.MarkForResync(s.cfg.ReplicaDir(), why); err != nil {
 		s.log.Error("marking the replica for a resync", "err", err)
+		return
 	}
-	go s.closeQuarantinedWatchers()
+	_, voters, _ := s.membership.get()
+	if !spareForResync(voters, s.cfg.ServerID, name, want, byMember) {
+		s.log.Warn("staying up with the namespace quarantined: the members that agree on it are no quorum without this one, "+
+			"which votes only once registered anew after a resync; deciding again at the next checkpoint", "namespace", root)
+		return
+	}
+	s.stopForResync(why)
+}
+
+// spareForResync reports whether the members other than self that
+// reported digest want for namespace name form a quorum of voters: the
+// ensemble can then register self anew while it resyncs.
+func spareForResync(voters quorum.Config, self gpaxos.ID, name string, want uint64, byMember map[gpaxos.ID]digestReport) bool {
+	return voters.IsQuorum(func(id quorum.ID) bool {
+		rep, ok := byMember[id]
+		return id != self && ok && rep[name] == want
+	})
 }
 
 // closeQuarantinedWatchers closes every connection that watches a path in

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -107,7 +108,6 @@ the log.`,
 			if flags.Changed("admin-token-file") {
 				cfg.AdminTokenFile = tokenFile
 			}
-			var srv *server.Server
 			if join != "" && !server.HasJoined(cfg.DataDir) {
 				switch {
 				case cfg.DataDir == "":
@@ -118,23 +118,37 @@ the log.`,
 					return fmt.Errorf("--join needs the ensemble's admin token: --admin-token-file")
 				}
 			}
-			if join != "" || server.HasJoined(cfg.DataDir) {
-				srv, err = server.StartJoining(cmd.Context(), cfg,
-					server.Join{Admin: join, ID: server.ID(joinID), PeerPort: peerPort, AwaitReconfig: awaitReconfig}, logger)
-			} else if srv, err = server.New(cfg, logger); err == nil {
-				err = srv.Start()
-			}
-			if err != nil {
-				return err
+			start := func() (*server.Server, error) {
+				if join != "" || server.HasJoined(cfg.DataDir) {
+					return server.StartJoining(cmd.Context(), cfg,
+						server.Join{Admin: join, ID: server.ID(joinID), PeerPort: peerPort, AwaitReconfig: awaitReconfig}, logger)
+				}
+				srv, err := server.New(cfg, logger)
+				if err == nil {
+					err = srv.Start()
+				}
+				return srv, err
 			}
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-			select {
-			case s := <-sig:
-				logger.Info("stopping", "signal", s.String())
-			case <-srv.Done():
+			for {
+				srv, err := start()
+				if err != nil {
+					return err
+				}
+				select {
+				case s := <-sig:
+					logger.Info("stopping", "signal", s.String())
+					return srv.Close()
+				case <-srv.Done():
+				}
+				// A member that found its state diverged stops to receive
+				// it anew; starting it again is what does that.
+				if err := srv.Close(); !errors.Is(err, server.ErrResync) {
+					return err
+				}
+				logger.Info("starting again to receive this member's state from the ensemble")
 			}
-			return srv.Close()
 		},
 	}
 	f := cmd.Flags()
