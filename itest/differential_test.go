@@ -2,12 +2,13 @@ package itest
 
 import (
 	"fmt"
-	"github.com/giraffe-coord/giraffe/internal/zkpeer"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/zkpeer"
 
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
