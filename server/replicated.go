@@ -21,8 +21,12 @@ import (
 // What a proposal's body carries in an ensemble (first byte).
 const (
 	bodyTxn   byte = 1 // a txn.Entry; its zxid is the log position
-	bodyTouch byte = 2 // session ids with a live connection at the origin
-	bodySync  byte = 3 // a client's sync: a place in the order, no change
+	// bodyTouch lists the sessions with a live connection at the origin
+	// (sessions.AppendTouch); bodyTouchFixed is its earlier encoding, 8
+	// bytes per session, which logs written before may still hold.
+	bodyTouch      byte = 7
+	bodyTouchFixed byte = 2
+	bodySync       byte = 3 // a client's sync: a place in the order, no change
 	// bodyExpiry is a leader's expiry of a session: the epoch it was
 	// decided at (sessions.AppendExpiry), then a txn.Entry.
 	bodyExpiry byte = 5
@@ -263,9 +267,13 @@ func (r *replicated) apply(c *replica.Committed) {
 			return
 		}
 		r.applyCommitted(c, e)
-	case bodyTouch:
+	case bodyTouch, bodyTouchFixed:
 		now := time.Now()
-		s.sessions.TouchListed(c.Body[1:], now)
+		if c.Body[0] == bodyTouch {
+			s.sessions.TouchListed(c.Body[1:], now)
+		} else {
+			s.sessions.TouchListedFixed(c.Body[1:], now)
+		}
 		s.contacts.touched(c.Origin, now)
 		if c.Own {
 			s.ownTouchCommitted(c.Stream, c.Seq)
@@ -460,7 +468,7 @@ func (r *replicated) snapshot() {
 // touchBody encodes the sessions with a live connection here (none: the
 // touch still proves this server's contact with a quorum, serving.go).
 func touchBody(ids []int64) []byte {
-	return sessions.AppendTouch(append(make([]byte, 0, 1+8*len(ids)), bodyTouch), ids)
+	return sessions.AppendTouch(append(make([]byte, 0, 1+2*len(ids)), bodyTouch), ids)
 }
 
 // applyConf applies a committed configuration change: every replica writes

@@ -17,8 +17,12 @@ import (
 // The serving bound still holds (docs/ensemble.md): the leader hears a
 // touch after its origin proposed it, so its deadline only moves later.
 func (s *Server) leaderReceived(_ members.ID, body []byte) {
-	if len(body) > 0 && body[0] == bodyTouch {
+	switch {
+	case len(body) == 0:
+	case body[0] == bodyTouch:
 		s.sessions.TouchListed(body[1:], time.Now())
+	case body[0] == bodyTouchFixed:
+		s.sessions.TouchListedFixed(body[1:], time.Now())
 	}
 }
 

@@ -210,7 +210,7 @@ func TestSessionRulesKeepOneLockHolder(t *testing.T) {
 		{topology{"forest-9-3-3", 9, 3, 3, false}, 4, "guard", noGuard},
 		{topology{"forest-9-3-3", 9, 3, 3, false}, 72, "guard", noGuard},
 		{topology{"forest-9-3-3", 9, 3, 3, false}, 82, "move", noMove},
-		{topology{"forest-27-3-3", 27, 3, 3, false}, 111, "epoch-check", anyEpoch},
+		{topology{"forest-27-3-3", 27, 3, 3, false}, 696, "epoch-check", anyEpoch},
 		{topology{"forest-27-3-3", 27, 3, 3, false}, 1632, "epoch-check", anyEpoch},
 	} {
 		t.Run(fmt.Sprintf("%s/%d/without-%s", c.tp.name, c.seed, c.without), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
 	"time"
@@ -107,4 +108,63 @@ func TestTouchListedTouchesWhatATouchLists(t *testing.T) {
 	if got := tr.Expired(t0.Add(1500 * time.Millisecond)); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("Expired = %v, want [1]: 2 was listed", got)
 	}
+}
+
+// TestTouchEncodingRoundTrips: every listed session is touched and no
+// other, whatever the ids (ZooKeeper's ids of servers over 127 have the
+// top bit set), and a server's own sessions cost about a byte each.
+func TestTouchEncodingRoundTrips(t *testing.T) {
+	base := int64(5)<<56 | int64(0x1234567)<<24
+	var mine []int64
+	for i := range 1000 {
+		mine = append(mine, base+int64(i))
+	}
+	ids := append(slices.Clone(mine), -1, -1<<63, 0x7fffffffffffffff, -int64(56)<<56+3, 1)
+	tr := NewTracker(1, t0)
+	for _, id := range ids {
+		tr.Add(id, time.Second, t0)
+	}
+	tr.Add(42, time.Second, t0) // not listed
+	b := AppendTouch(nil, slices.Clone(ids))
+	tr.TouchListed(b, t0.Add(800*time.Millisecond))
+	if got := tr.Expired(t0.Add(1500 * time.Millisecond)); !slices.Equal(got, []int64{42}) {
+		t.Fatalf("Expired = %v, want [42]", got)
+	}
+	if n := len(AppendTouch(nil, slices.Clone(mine))); n > 1000+16 {
+		t.Fatalf("1000 sessions of one server take %d bytes", n)
+	}
+	// The earlier encoding, 8 bytes per id, still reads.
+	var fixed []byte
+	for _, id := range ids {
+		fixed = binary.BigEndian.AppendUint64(fixed, uint64(id))
+	}
+	tr2 := NewTracker(1, t0)
+	tr2.Add(ids[0], time.Second, t0)
+	tr2.Add(42, time.Second, t0)
+	tr2.TouchListedFixed(fixed, t0.Add(800*time.Millisecond))
+	if got := tr2.Expired(t0.Add(1500 * time.Millisecond)); !slices.Equal(got, []int64{42}) {
+		t.Fatalf("fixed: Expired = %v, want [42]", got)
+	}
+}
+
+// FuzzTouchListed: any body decodes without panicking, and an encoding
+// touches exactly what it lists.
+func FuzzTouchListed(f *testing.F) {
+	f.Add([]byte{}, []byte{1, 2, 3})
+	f.Add(AppendTouch(nil, []int64{-1, 7, 1 << 40}), []byte{0xff, 0xff})
+	f.Fuzz(func(t *testing.T, body, seed []byte) {
+		tr := NewTracker(1, t0)
+		tr.TouchListed(body, t0)
+		var ids []int64
+		for i := 0; i+8 <= len(seed); i += 8 {
+			ids = append(ids, int64(binary.BigEndian.Uint64(seed[i:])))
+		}
+		for _, id := range ids {
+			tr.Add(id, time.Second, t0)
+		}
+		tr.TouchListed(AppendTouch(nil, slices.Clone(ids)), t0.Add(900*time.Millisecond))
+		if got := tr.Expired(t0.Add(1500 * time.Millisecond)); len(got) != 0 {
+			t.Fatalf("listed sessions expired: %v", got)
+		}
+	})
 }

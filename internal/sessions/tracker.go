@@ -1,9 +1,11 @@
 package sessions
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -64,6 +66,11 @@ func (t *Tracker) Add(id int64, timeout time.Duration, now time.Time) {
 func (t *Tracker) Touch(id int64, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.touchLocked(id, now)
+}
+
+// touchLocked is Touch with t.mu held.
+func (t *Tracker) touchLocked(id int64, now time.Time) bool {
 	to, ok := t.timeout[id]
 	if !ok || t.closing[id] {
 		return false
@@ -166,19 +173,46 @@ func (t *Tracker) Count() int {
 }
 
 // AppendTouch encodes after b (the caller's own prefix) the sessions a
-// member's touch lists: 8 bytes each. A touch that lists none still proves
-// the member's contact with a quorum (Guard).
+// member's touch lists, in increasing order, each as the uvarint of its
+// difference from the one before (the first from 0). A server numbers the
+// sessions it creates from one prefix, so most differences fit a byte
+// where a whole id takes eight: the touches of every connected session,
+// written to the log every period, are what session liveness costs. A
+// touch that lists none still proves the member's contact with a quorum
+// (Guard). ids is sorted in place.
 func AppendTouch(b []byte, ids []int64) []byte {
+	slices.SortFunc(ids, func(x, y int64) int { return cmp.Compare(uint64(x), uint64(y)) })
+	prev := uint64(0)
 	for _, id := range ids {
-		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		b = binary.AppendUvarint(b, uint64(id)-prev)
+		prev = uint64(id)
 	}
 	return b
 }
 
 // TouchListed touches, at now, every session that b, an AppendTouch
-// encoding, lists.
+// encoding, lists. It stops at the first malformed difference.
 func (t *Tracker) TouchListed(b []byte, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := uint64(0)
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			return
+		}
+		b, id = b[n:], id+d
+		t.touchLocked(int64(id), now)
+	}
+}
+
+// TouchListedFixed touches the sessions of a touch written in the
+// earlier encoding, 8 bytes per id, as logs written before AppendTouch
+// packed them still hold.
+func (t *Tracker) TouchListedFixed(b []byte, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for ; len(b) >= 8; b = b[8:] {
-		t.Touch(int64(binary.BigEndian.Uint64(b)), now)
+		t.touchLocked(int64(binary.BigEndian.Uint64(b)), now)
 	}
 }

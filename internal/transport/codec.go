@@ -12,8 +12,12 @@ import (
 
 // CodecVersion is the first byte of every encoded message. A receiver
 // rejects other versions rather than guess at their layout; a change of
-// layout bumps it.
-const CodecVersion byte = 3
+// layout bumps it, and so does a change of what the entries it carries
+// mean to the members that apply them (version 4: the server's touch
+// entries list sessions in a new encoding, which a member of an earlier
+// build would ignore, expiring sessions that are alive), so that members
+// of such builds never form an ensemble.
+const CodecVersion byte = 4
 
 // lastMsgType is the highest message type Decode accepts. Types beyond it
 // are rejected so that a garbled type byte is caught at the edge instead of
