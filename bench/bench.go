@@ -64,7 +64,19 @@ type Config struct {
 	// pipelined one (ClientGiraffe, the default) or go-zookeeper
 	// (ClientGoZookeeper), an independent implementation of the protocol.
 	Client string
+	// Window, if set, decides the measured window instead of Warmup and
+	// Duration (Giraffe's client only): Run calls it once the load runs,
+	// and it calls open as the window begins and close as it ends, then
+	// returns. Requests count by their scheduled arrival: those due in
+	// the window, answered up to windowDrain after it closes. The
+	// sessions benchmark opens it as it drops sessions and closes it when
+	// the servers have expired them.
+	Window func(ctx context.Context, open, close func())
 }
+
+// windowDrain is how long the load runs on after a Config.Window closed,
+// so that requests due in the window but answered after it count.
+const windowDrain = 2 * time.Second
 
 // Client libraries Config.Client names.
 const (
@@ -148,6 +160,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, errors.New("bench: the create workload is closed-loop (one create at a time per worker); no rate")
 	case cfg.Client == ClientGoZookeeper && cfg.Workload == Create:
 		return nil, errors.New("bench: the create workload runs on the giraffe client")
+	case cfg.Client == ClientGoZookeeper && cfg.Window != nil:
+		return nil, errors.New("bench: a measured window of the caller's runs on the giraffe client")
 	}
 	if _, err := processCPU(cfg.PIDs); err != nil {
 		return nil, err
@@ -167,7 +181,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer closeAll(sessions)
-	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize), pending: pending, cpu: cpuWindow{pids: cfg.PIDs}}
+	r := &runner{cfg: cfg, value: make([]byte, cfg.ValueSize), pending: pending, cpu: cpuWindow{pids: cfg.PIDs}, epoch: time.Now()}
 	rand.New(rand.NewSource(1)).Read(r.value)
 	if err := r.prepare(sessions[0]); err != nil {
 		return nil, err
@@ -188,11 +202,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // runner holds the shared state of one run.
 type runner struct {
-	cfg        Config
-	value      []byte
-	pending    int // requests a session may have unanswered
-	cpu        cpuWindow
-	measuring  atomic.Bool
+	cfg       Config
+	value     []byte
+	pending   int // requests a session may have unanswered
+	cpu       cpuWindow
+	measuring atomic.Bool
+	// epoch, from and to place a Config.Window: requests due between
+	// from and to (nanoseconds after epoch; to 0 while it is open) count.
+	epoch      time.Time
+	from, to   atomic.Int64
 	ops        atomic.Int64
 	errs       atomic.Int64
 	reconnects atomic.Int64
@@ -395,7 +413,12 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 		}(i, s)
 	}
 	stopProgress := r.progress(ctx)
-	elapsed := measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring, r.cpu.mark)
+	var elapsed time.Duration
+	if r.cfg.Window != nil {
+		elapsed = r.window(ctx)
+	} else {
+		elapsed = measureWindow(ctx, r.cfg.Warmup, r.cfg.Duration, &r.measuring, r.cpu.mark)
+	}
 	cancel()
 	r.liveMu.Lock()
 	closeAll(r.live)
@@ -410,10 +433,51 @@ func (r *runner) run(ctx context.Context, sessions []*session) (*Result, error) 
 	return r.result(elapsed)
 }
 
-// record counts one completed request if the run is measuring.
+// window runs Config.Window and returns how long its window was open;
+// the load runs on for windowDrain after it closes.
+func (r *runner) window(ctx context.Context) time.Duration {
+	var start time.Time
+	var elapsed time.Duration
+	open := func() {
+		if !start.IsZero() {
+			return
+		}
+		r.cpu.mark()
+		start = time.Now()
+		r.from.Store(int64(start.Sub(r.epoch)))
+		r.measuring.Store(true)
+	}
+	closeWindow := func() {
+		if start.IsZero() || elapsed > 0 {
+			return
+		}
+		end := time.Now()
+		r.to.Store(int64(end.Sub(r.epoch)))
+		elapsed = end.Sub(start)
+		r.cpu.mark()
+	}
+	r.cfg.Window(ctx, open, closeWindow)
+	closeWindow()
+	if elapsed > 0 {
+		select {
+		case <-time.After(windowDrain):
+		case <-ctx.Done():
+		}
+	}
+	return elapsed
+}
+
+// record counts one completed request if the run is measuring (with a
+// Config.Window, if it was due in the window).
 func (r *runner) record(code zkproto.Code, sent time.Time, local *hdrhistogram.Histogram) {
 	if !r.measuring.Load() {
 		return
+	}
+	if r.cfg.Window != nil {
+		at := int64(sent.Sub(r.epoch))
+		if to := r.to.Load(); at < r.from.Load() || (to > 0 && at >= to) {
+			return
+		}
 	}
 	if code != zkproto.OK {
 		r.errs.Add(1)

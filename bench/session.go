@@ -26,8 +26,10 @@ type session struct {
 	pend chan pending
 	// maxPacket bounds replies read from the server.
 	maxPacket int
-	readOnce  sync.Once
-	readErr   chan error
+	// timeout is the negotiated session timeout.
+	timeout  time.Duration
+	readOnce sync.Once
+	readErr  chan error
 }
 
 // pending is a request waiting for its reply.
@@ -63,7 +65,37 @@ func dial(addr string, timeout time.Duration, outstanding int) (*session, error)
 		return nil, fmt.Errorf("handshake refused (timeout %d, err %v)", resp.TimeOut, err)
 	}
 	nc.SetDeadline(time.Time{})
+	s.timeout = time.Duration(resp.TimeOut) * time.Millisecond
 	return s, nil
+}
+
+// keepAlive pings the server every third of the session's timeout, for
+// a session that may sit idle longer than its timeout, until the
+// returned func is called. The replies (xid -2) are skipped by the
+// reader.
+func (s *session) keepAlive() (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(s.timeout / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			s.wmu.Lock()
+			_, err := s.bw.Write(pingFrame)
+			if err == nil {
+				err = s.bw.Flush()
+			}
+			s.wmu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // send queues one request; done runs in the reader goroutine with the reply.

@@ -110,7 +110,7 @@ goroutine per request in flight.`,
 	f.IntSliceVar(&pids, "pids", nil, "server process ids whose CPU per operation is reported (comma-separated)")
 	f.StringVar(&cfg.FsyncDir, "fsync-dir", "", "directory on the servers' disk where the fsync probe writes (default: the system's temporary directory)")
 	f.StringVar(&cfg.Client, "client", bench.ClientGiraffe, "client library: giraffe (pipelined) or go-zookeeper")
-	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd(), newBenchNSCmd(), newBenchHCCmd(), newBenchBigTreeCmd())
+	cmd.AddCommand(newBenchGapCmd(), newBenchBarriersCmd(), newBenchNSCmd(), newBenchHCCmd(), newBenchBigTreeCmd(), newBenchSessionsCmd())
 	return cmd
 }
 
