@@ -32,7 +32,7 @@ func (s *Server) repairing() bool {
 		return false
 	}
 	st := rp.rep.Status()
-	return st.Recovering || rp.applied < int64(st.RepairedAt)
+	return st.Recovering || rp.applied.Load() < int64(st.RepairedAt)
 }
 
 // namespacesStatus reads every namespace's status at one applied zxid.

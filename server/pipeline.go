@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
@@ -66,7 +67,8 @@ type orderer interface {
 	stop()
 	// submit enters pr; false once the server is stopping.
 	submit(pr *proposal) bool
-	// lastZxid returns the last applied zxid; the caller holds the tree lock.
+	// lastZxid returns the last applied zxid: the tree's, when the caller
+	// holds the tree lock, a recent one otherwise.
 	lastZxid() int64
 	// queued returns how many items wait to be ordered.
 	queued() int
@@ -94,9 +96,10 @@ type pipeline struct {
 	wg      sync.WaitGroup
 
 	zxid int64 // last zxid assigned; owned by the logger goroutine
-	// applied is the last zxid applied; written by the applier under the
-	// tree lock, so readers holding the tree lock see a consistent value.
-	applied int64
+	// applied is the last zxid applied, written by the applier under the
+	// tree lock: readers holding the tree lock see the zxid of the tree
+	// they read, others (a ping's reply) a recent one.
+	applied atomic.Int64
 	// sinceSnap counts entries applied since the last snapshot (applier only).
 	sinceSnap int
 	// spec, in the shortcircuit mode with a weak namespace declared, is the
@@ -145,8 +148,8 @@ func newPipeline(s *Server, lg *wal.Log, lastZxid int64) *pipeline {
 		toApply: make(chan []*proposal, 4),
 		stopped: make(chan struct{}),
 		zxid:    lastZxid,
-		applied: lastZxid,
 	}
+	p.applied.Store(lastZxid)
 	switch weakModeOf(&s.cfg) {
 	case WeakShortCircuit:
 		p.spec = newSpec(s.cfg.Namespaces, s.tree, nil, s.log)
@@ -197,9 +200,7 @@ func (p *pipeline) submit(pr *proposal) bool {
 	}
 }
 
-// lastZxid returns the last applied zxid; the caller holds the tree lock
-// (shared or exclusive).
-func (p *pipeline) lastZxid() int64 { return p.applied }
+func (p *pipeline) lastZxid() int64 { return p.applied.Load() }
 
 func (p *pipeline) queued() int { return len(p.in) }
 
@@ -376,7 +377,7 @@ func (p *pipeline) applyLoop() {
 			if pr.entry != nil {
 				var trig = s.applyEntry(pr.entry, &res)
 				deliveries = s.triggerWatches(trig, deliveries[:0])
-				p.applied = pr.entry.Zxid
+				p.applied.Store(pr.entry.Zxid)
 				p.sinceSnap++
 			}
 			if pr.applied != nil {

@@ -20,7 +20,7 @@ import (
 
 // What a proposal's body carries in an ensemble (first byte).
 const (
-	bodyTxn   byte = 1 // a txn.Entry; its zxid is the log position
+	bodyTxn byte = 1 // a txn.Entry; its zxid is the log position
 	// bodyTouch lists the sessions with a live connection at the origin
 	// (sessions.AppendTouch); bodyTouchFixed is its earlier encoding, 8
 	// bytes per session, which logs written before may still hold.
@@ -51,8 +51,9 @@ type replicated struct {
 	mu      sync.Mutex // guards pending; taken after the tree lock
 	pending []*pendingItem
 
+	// applied is written by the applier under the tree lock (lastZxid).
+	applied atomic.Int64
 	// Owned by the applier, under the tree lock.
-	applied    int64
 	sinceSnap  int
 	deliveries []watch.Delivery
 	snapping   atomic.Bool
@@ -117,7 +118,7 @@ func (r *replicated) submit(pr *proposal) bool {
 	}
 }
 
-func (r *replicated) lastZxid() int64 { return r.applied }
+func (r *replicated) lastZxid() int64 { return r.applied.Load() }
 
 func (r *replicated) queued() int { return len(r.in) }
 
@@ -236,9 +237,9 @@ func (r *replicated) applyLoop() {
 func (r *replicated) apply(c *replica.Committed) {
 	s := r.s
 	defer func() {
-		r.applied = int64(c.Zxid)
-		r.ends.applied(r.applied)
-		r.afterApply(r.applied)
+		r.applied.Store(int64(c.Zxid))
+		r.ends.applied(int64(c.Zxid))
+		r.afterApply(int64(c.Zxid))
 	}()
 	if c.Conf != nil {
 		r.applyConf(c)
@@ -422,8 +423,8 @@ func (r *replicated) restore(sn *gpaxos.Snapshot) {
 	t.SetSnapshotSections(sectionNames(r.s.cfg.Namespaces))
 	r.s.tree = t
 	r.owners = owners
-	r.applied = int64(sn.Index)
-	r.ends.restored(r.applied)
+	r.applied.Store(int64(sn.Index))
+	r.ends.restored(int64(sn.Index))
 	r.adoptMembership(t.Config(), sn.Voters)
 	r.s.checkMember(int64(sn.Index))
 	r.s.sessions.ResetFrom(t.Sessions(), time.Now())
@@ -449,7 +450,7 @@ func (r *replicated) snapshot() {
 	buf.Grow(int(r.s.tree.ApproximateDataSize()) + snapshotBytesPerNode*r.s.tree.NodeCount())
 	buf.Write(r.owners.AppendTo(nil))
 	r.sinceSnap = 0
-	idx := gpaxos.Zxid(r.applied)
+	idx := gpaxos.Zxid(r.applied.Load())
 	r.snapping.Store(true)
 	go func() {
 		defer r.snapping.Store(false)

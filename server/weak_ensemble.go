@@ -138,9 +138,9 @@ func (w *weakLeader) rebuild(from gpaxos.Zxid, stop <-chan struct{}) bool {
 	s := w.r.s
 	for {
 		s.treeMu.RLock()
-		if w.r.applied >= int64(from) {
+		if w.r.applied.Load() >= int64(from) {
 			w.spec = newSpec(s.cfg.Namespaces, s.tree, w.r.owners, s.log)
-			w.base = gpaxos.Zxid(w.r.applied)
+			w.base = gpaxos.Zxid(w.r.applied.Load())
 			s.treeMu.RUnlock()
 			return true
 		}
