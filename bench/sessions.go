@@ -19,8 +19,7 @@ const (
 )
 
 // SessionsConfig describes a run of the sessions benchmark: many sessions
-// and watches, the cost of keeping them and of losing them (issue 17's
-// "many sessions and watches").
+// and watches, the cost of keeping them and of losing them.
 type SessionsConfig struct {
 	// Servers are the host:port client addresses; session i connects to
 	// Servers[i mod len(Servers)].

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Many sessions and watches (issue 17), Giraffe beside Apache ZooKeeper 3.9
+# Many sessions and watches, Giraffe beside Apache ZooKeeper 3.9
 # (../shared/peers/zookeeper) at each size in SIZES (3: Giraffe classic;
 # 9: Giraffe forest 3-3), both ensembles running on this machine with fsync
 # on, no per-address connection limit (maxClientCnxns=0) and the same
