@@ -168,3 +168,26 @@ func FuzzTouchListed(f *testing.F) {
 		}
 	})
 }
+
+// TestTouchExtendsASessionBeingClosed: a touch of a session whose expiry
+// is in flight reports it closing but extends it, so that when that
+// expiry is refused (a later move of the session) the next round counts
+// from the touch, not from the deadline the refused expiry was decided on.
+func TestTouchExtendsASessionBeingClosed(t *testing.T) {
+	tr := NewTracker(1, t0)
+	tr.Add(1, time.Second, t0)
+	if got := tr.Expired(t0.Add(1100 * time.Millisecond)); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("Expired = %v, want [1]", got)
+	}
+	if tr.Touch(1, t0.Add(1200*time.Millisecond)) {
+		t.Fatal("a session being closed touched as live")
+	}
+	tr.TouchListed(AppendTouch(nil, []int64{1}), t0.Add(1300*time.Millisecond))
+	tr.UnmarkClosing(1) // the expiry was refused
+	if got := tr.Expired(t0.Add(2200 * time.Millisecond)); len(got) != 0 {
+		t.Fatalf("Expired = %v 900 ms after a touch of a 1 s session", got)
+	}
+	if got := tr.Expired(t0.Add(2400 * time.Millisecond)); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("Expired = %v, want [1] once the touch's second has passed", got)
+	}
+}

@@ -62,7 +62,11 @@ func (t *Tracker) Add(id int64, timeout time.Duration, now time.Time) {
 }
 
 // Touch extends a live session; it reports false for a session that is
-// unknown or already being closed.
+// unknown or already being closed. A session being closed is extended
+// all the same: its close may not take effect (an expiry decided before
+// a move of the session is refused when it commits), and then the next
+// expiry must count from the latest evidence that it lives, not from the
+// deadline the refused one was decided on.
 func (t *Tracker) Touch(id int64, now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -72,11 +76,11 @@ func (t *Tracker) Touch(id int64, now time.Time) bool {
 // touchLocked is Touch with t.mu held.
 func (t *Tracker) touchLocked(id int64, now time.Time) bool {
 	to, ok := t.timeout[id]
-	if !ok || t.closing[id] {
+	if !ok {
 		return false
 	}
 	t.deadline[id] = now.Add(to)
-	return true
+	return !t.closing[id]
 }
 
 // MarkClosing records that a close was submitted; it reports false if one
