@@ -94,7 +94,8 @@ done
 
 python3 - "$RES" <<'PY'
 import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+# The warm-up's results land in the same file (lib-peers.sh): keep the phases'.
+rows = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if "phase" in r]
 med = lambda v: statistics.median(v) if v else float("nan")
 sizes = sorted({r["nodes"] for r in rows})
 def cells(phase):
