@@ -270,11 +270,7 @@ func (r *replicated) apply(c *replica.Committed) {
 		r.applyCommitted(c, e)
 	case bodyTouch, bodyTouchFixed:
 		now := time.Now()
-		if c.Body[0] == bodyTouch {
-			s.sessions.TouchListed(c.Body[1:], now)
-		} else {
-			s.sessions.TouchListedFixed(c.Body[1:], now)
-		}
+		s.touchListed(c.Body, now)
 		s.contacts.touched(c.Origin, now)
 		if c.Own {
 			s.ownTouchCommitted(c.Stream, c.Seq)

@@ -17,12 +17,19 @@ import (
 // The serving bound still holds (docs/ensemble.md): the leader hears a
 // touch after its origin proposed it, so its deadline only moves later.
 func (s *Server) leaderReceived(_ members.ID, body []byte) {
-	switch {
-	case len(body) == 0:
-	case body[0] == bodyTouch:
-		s.sessions.TouchListed(body[1:], time.Now())
-	case body[0] == bodyTouchFixed:
-		s.sessions.TouchListedFixed(body[1:], time.Now())
+	if len(body) > 0 {
+		s.touchListed(body, time.Now())
+	}
+}
+
+// touchListed touches, at now, the sessions a touch body lists, in either
+// of its encodings; other bodies touch nothing.
+func (s *Server) touchListed(body []byte, now time.Time) {
+	switch body[0] {
+	case bodyTouch:
+		s.sessions.TouchListed(body[1:], now)
+	case bodyTouchFixed:
+		s.sessions.TouchListedFixed(body[1:], now)
 	}
 }
 
