@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-open-loop bench-bigtree bench-sessions bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-sessions bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -113,6 +113,10 @@ bench-vs-zookeeper:
 ## bench-interleaved: Giraffe beside ZooKeeper at 1, 3 and 9 servers, interleaved rounds, equal warm-up, server CPU per op, go-zookeeper too (about 15 minutes).
 bench-interleaved:
 	scripts/bench-interleaved.sh "1 3 9" 3 5s
+
+## bench-etcd: Giraffe classic-3 beside ZooKeeper (3 servers) and etcd (3 members, peers/etcd, a module of its own), interleaved rounds, equal warm-up, 8 x 64 writes, one writer on a follower, server CPU per write (about 5 minutes).
+bench-etcd:
+	scripts/bench-vs-etcd.sh 3 5s
 
 ## bench-open-loop: open-loop write latency curves (Poisson arrivals at 10-95% of ZooKeeper's saturation) beside ZooKeeper, standalone and 3 servers (about 10 minutes).
 bench-open-loop:
