@@ -20,7 +20,7 @@ import (
 // transport, which the process-level tests in itest exercise.
 type chanNet struct {
 	mu    sync.Mutex
-	boxes map[gpaxos.ID]chan gpaxos.Message
+	boxes map[gpaxos.ID]chan []gpaxos.Message
 }
 
 type chanTransport struct {
@@ -34,13 +34,13 @@ func (t *chanTransport) Send(m gpaxos.Message) {
 	t.nw.mu.Unlock()
 	if box != nil {
 		select {
-		case box <- m:
+		case box <- []gpaxos.Message{m}:
 		default:
 		}
 	}
 }
 
-func (t *chanTransport) Recv() <-chan gpaxos.Message {
+func (t *chanTransport) Recv() <-chan []gpaxos.Message {
 	t.nw.mu.Lock()
 	defer t.nw.mu.Unlock()
 	return t.nw.boxes[t.id]
@@ -49,13 +49,13 @@ func (t *chanTransport) Recv() <-chan gpaxos.Message {
 func (t *chanTransport) Close() error { return nil }
 
 func startInProcessEnsemble(t *testing.T, n int, classic bool, mutate ...func(*Config)) []*Server {
-	nw := &chanNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}}
+	nw := &chanNet{boxes: map[gpaxos.ID]chan []gpaxos.Message{}}
 	old := newPeerTransport
 	newPeerTransport = func(s *Server, peers map[gpaxos.ID]string) (peerTransport, error) {
 		id := s.cfg.ServerID
 		nw.mu.Lock()
 		if nw.boxes[id] == nil {
-			nw.boxes[id] = make(chan gpaxos.Message, 100000)
+			nw.boxes[id] = make(chan []gpaxos.Message, 100000)
 		}
 		nw.mu.Unlock()
 		return &chanTransport{nw: nw, id: id}, nil

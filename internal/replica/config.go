@@ -12,10 +12,12 @@ import (
 
 // Transport moves protocol messages between servers. Send must not block
 // for long (the replica's one goroutine calls it); lost messages are
-// tolerated by the protocol. Received messages arrive on Recv.
+// tolerated by the protocol. Received messages arrive on Recv in batches,
+// in order per sending peer; a batch holds what arrived while the replica
+// was busy, so that one fsync covers it all.
 type Transport interface {
 	Send(m gpaxos.Message)
-	Recv() <-chan gpaxos.Message
+	Recv() <-chan []gpaxos.Message
 }
 
 // Config configures a Replica.

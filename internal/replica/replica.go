@@ -277,8 +277,8 @@ func (r *Replica) run() {
 		select {
 		case <-r.stopC:
 			return
-		case m := <-recv:
-			h.Step(m)
+		case ms := <-recv:
+			r.step(ms)
 		case <-r.ticker.C:
 			h.Tick()
 		case <-r.queued:
@@ -339,8 +339,8 @@ func (r *Replica) takeWaiting() {
 	h := r.host
 	for i := 0; i < 4096; i++ {
 		select {
-		case m := <-recv:
-			h.Step(m)
+		case ms := <-recv:
+			r.step(ms)
 		case <-r.queued:
 			h.TakeQueued()
 		case <-r.ticker.C:
@@ -356,6 +356,13 @@ func (r *Replica) takeWaiting() {
 		default:
 			return
 		}
+	}
+}
+
+// step hands received messages to the node, in order.
+func (r *Replica) step(ms []gpaxos.Message) {
+	for _, m := range ms {
+		r.host.Step(m)
 	}
 }
 

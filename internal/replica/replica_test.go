@@ -22,7 +22,7 @@ import (
 // the replica's own logic.
 type memNet struct {
 	mu    sync.Mutex
-	boxes map[gpaxos.ID]chan gpaxos.Message
+	boxes map[gpaxos.ID]chan []gpaxos.Message
 	cut   map[gpaxos.ID]bool
 	// drop, when set, loses the messages it returns true for.
 	drop func(gpaxos.Message) bool
@@ -44,12 +44,12 @@ func (t memTransport) Send(m gpaxos.Message) {
 		return
 	}
 	select {
-	case box <- m:
+	case box <- []gpaxos.Message{m}:
 	default: // full: lost, as on a real network
 	}
 }
 
-func (t memTransport) Recv() <-chan gpaxos.Message {
+func (t memTransport) Recv() <-chan []gpaxos.Message {
 	t.nw.mu.Lock()
 	defer t.nw.mu.Unlock()
 	return t.nw.boxes[t.id]
@@ -86,7 +86,7 @@ func newCluster(t *testing.T, voters quorum.Config, topo gpaxos.Topology) *clust
 // newClusterFrom is newCluster whose replicas' directories prepare fills
 // (when not nil) before they start.
 func newClusterFrom(t *testing.T, voters quorum.Config, topo gpaxos.Topology, prepare func(id gpaxos.ID, dir string)) *cluster {
-	c := &cluster{t: t, nw: &memNet{boxes: map[gpaxos.ID]chan gpaxos.Message{}, cut: map[gpaxos.ID]bool{}},
+	c := &cluster{t: t, nw: &memNet{boxes: map[gpaxos.ID]chan []gpaxos.Message{}, cut: map[gpaxos.ID]bool{}},
 		voters: voters, dirs: map[gpaxos.ID]string{}, reps: map[gpaxos.ID]*Replica{}, got: map[gpaxos.ID][]string{},
 		aband: map[gpaxos.ID]int{}, early: map[gpaxos.ID][]string{},
 		zxids: map[gpaxos.ID]map[string]gpaxos.Zxid{}, lateEarly: map[gpaxos.ID]int{}}
@@ -98,7 +98,7 @@ func newClusterFrom(t *testing.T, voters quorum.Config, topo gpaxos.Topology, pr
 			if prepare != nil {
 				prepare(id, c.dirs[id])
 			}
-			c.nw.boxes[id] = make(chan gpaxos.Message, 10000)
+			c.nw.boxes[id] = make(chan []gpaxos.Message, 10000)
 		}
 	}
 	for _, g := range voters.Groups {

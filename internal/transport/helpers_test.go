@@ -73,8 +73,8 @@ func recvN(t *testing.T, tr *Transport, n int, timeout time.Duration) []gpaxos.M
 	deadline := time.After(timeout)
 	for len(out) < n {
 		select {
-		case m := <-tr.Recv():
-			out = append(out, m)
+		case ms := <-tr.Recv():
+			out = append(out, ms...)
 		case <-deadline:
 			t.Fatalf("server %d received %d of %d messages in %v", tr.ID(), len(out), n, timeout)
 		}
@@ -86,8 +86,8 @@ func recvN(t *testing.T, tr *Transport, n int, timeout time.Duration) []gpaxos.M
 func expectNothing(t *testing.T, tr *Transport, d time.Duration) {
 	t.Helper()
 	select {
-	case m := <-tr.Recv():
-		t.Fatalf("server %d received unexpected %+v", tr.ID(), m)
+	case ms := <-tr.Recv():
+		t.Fatalf("server %d received unexpected %+v", tr.ID(), ms)
 	case <-time.After(d):
 	}
 }

@@ -73,21 +73,27 @@ func (b *inbox) push(m gpaxos.Message, size int, due time.Time, stop <-chan stru
 	return true
 }
 
-// pop removes the first message due at now. When none is, it returns the
-// time at which the first one will be (zero when the inbox is empty).
-func (b *inbox) pop(now time.Time) (m gpaxos.Message, next time.Time, ok bool) {
+// popDue removes the messages due at now, in order, at most max of them.
+// When none is, it returns the time at which the first one will be (zero
+// when the inbox is empty).
+func (b *inbox) popDue(now time.Time, max int) (ms []gpaxos.Message, next time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.items) == 0 {
-		return m, time.Time{}, false
+	for len(b.items) > 0 && len(ms) < max {
+		if head := b.items[0]; head.due.After(now) {
+			if len(ms) == 0 {
+				next = head.due
+			}
+			break
+		}
+		it := heap.Pop(&b.items).(inItem)
+		b.bytes -= it.size
+		ms = append(ms, it.m)
 	}
-	if head := b.items[0]; head.due.After(now) {
-		return m, head.due, false
+	if len(ms) > 0 {
+		signal(b.space)
 	}
-	it := heap.Pop(&b.items).(inItem)
-	b.bytes -= it.size
-	signal(b.space)
-	return it.m, time.Time{}, true
+	return ms, next
 }
 
 // inHeap orders items by due time, then arrival. Per-link FIFO follows

@@ -22,7 +22,7 @@ type Transport struct {
 	faults *Faults
 	stats  counters
 	inbox  *inbox
-	recv   chan gpaxos.Message
+	recv   chan []gpaxos.Message
 
 	mu      sync.RWMutex
 	peers   map[gpaxos.ID]*peer
@@ -48,7 +48,7 @@ func New(cfg Config) (*Transport, error) {
 		log:     cfg.Logger.With("local", uint64(cfg.ID)),
 		ln:      ln,
 		inbox:   newInbox(cfg.RecvQueueLen, cfg.RecvQueueBytes),
-		recv:    make(chan gpaxos.Message),
+		recv:    make(chan []gpaxos.Message),
 		peers:   map[gpaxos.ID]*peer{},
 		inbound: map[net.Conn]gpaxos.ID{},
 		stop:    make(chan struct{}),
@@ -74,8 +74,11 @@ func (t *Transport) ID() gpaxos.ID { return t.cfg.ID }
 func (t *Transport) Faults() *Faults { return t.faults }
 
 // Recv returns the channel on which received messages are delivered, in
-// order per sending peer. It is closed by Close.
-func (t *Transport) Recv() <-chan gpaxos.Message { return t.recv }
+// order per sending peer, in batches: each holds every message that was
+// due when it was made (up to maxRecvBatch), so that a receiver that was
+// busy (a replica in an fsync) takes at once all that arrived meanwhile
+// and persists it with one fsync. It is closed by Close.
+func (t *Transport) Recv() <-chan []gpaxos.Message { return t.recv }
 
 // Send queues m for m.To and returns whether it was queued. It never
 // blocks: a message that cannot be queued (unknown destination, full queue,
@@ -243,8 +246,13 @@ func (t *Transport) Stats() Stats {
 	return s
 }
 
+// maxRecvBatch bounds the messages of one batch on Recv.
+const maxRecvBatch = 4096
+
 // dispatch is the one goroutine that hands received messages to Recv, once
-// they are due and while the transport is not paused.
+// they are due and while the transport is not paused. While a batch waits
+// for the receiver, what arrives stays in the inbox, which stays bounded,
+// and goes in the next batch.
 func (t *Transport) dispatch() {
 	defer t.wg.Done()
 	timer := time.NewTimer(time.Hour)
@@ -258,8 +266,8 @@ func (t *Transport) dispatch() {
 				return
 			}
 		}
-		m, next, ok := t.inbox.pop(time.Now())
-		if !ok {
+		ms, next := t.inbox.popDue(time.Now(), maxRecvBatch)
+		if len(ms) == 0 {
 			var wake <-chan time.Time
 			if !next.IsZero() {
 				timer.Reset(time.Until(next))
@@ -275,8 +283,8 @@ func (t *Transport) dispatch() {
 			continue
 		}
 		select {
-		case t.recv <- m:
-			t.stats.delivered.Add(1)
+		case t.recv <- ms:
+			t.stats.delivered.Add(uint64(len(ms)))
 		case <-t.stop:
 			return
 		}

@@ -330,9 +330,11 @@ func TestSetPeers(t *testing.T) {
 	for arrived := false; !arrived; {
 		a.Send(msg(1, 2, 5))
 		select {
-		case m := <-b2.Recv():
-			if m.Commit != 5 {
-				t.Fatalf("got %+v", m)
+		case ms := <-b2.Recv():
+			for _, m := range ms {
+				if m.Commit != 5 {
+					t.Fatalf("got %+v", m)
+				}
 			}
 			arrived = true
 		case <-resend.C:

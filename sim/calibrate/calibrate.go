@@ -117,9 +117,10 @@ func transportCPU(n, payload int) (float64, error) {
 				time.Sleep(time.Millisecond)
 			}
 		}
-		for i := 0; i < k; i++ {
+		for got := 0; got < k; {
 			select {
-			case <-b.Recv():
+			case ms := <-b.Recv():
+				got += len(ms)
 			case <-time.After(10 * time.Second):
 				return 0, fmt.Errorf("calibrate: messages lost on loopback")
 			}
