@@ -72,6 +72,10 @@ type Config struct {
 	// sessions benchmark opens it as it drops sessions and closes it when
 	// the servers have expired them.
 	Window func(ctx context.Context, open, close func())
+	// OpenTimeout is how long each session may take to open, its
+	// refused handshakes tried again on the next servers with backoff
+	// (0: DefaultOpenTimeout).
+	OpenTimeout time.Duration
 }
 
 // windowDrain is how long the load runs on after a Config.Window closed,
@@ -176,7 +180,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Client == ClientGoZookeeper {
 		n = 1
 	}
-	sessions, err := dialAll(cfg.Servers, n, pending)
+	sessions, err := dialAll(ctx, cfg.Servers, n, pending, cfg.OpenTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -237,20 +241,6 @@ func (r *runner) prepare(s *session) error {
 		}
 	}
 	return createNodes(s, paths, r.value)
-}
-
-// dialAll opens n sessions, spread over servers in turn.
-func dialAll(servers []string, n, outstanding int) ([]*session, error) {
-	sessions := make([]*session, n)
-	for i := range sessions {
-		s, err := dial(servers[i%len(servers)], 30*time.Second, outstanding)
-		if err != nil {
-			closeAll(sessions[:i])
-			return nil, err
-		}
-		sessions[i] = s
-	}
-	return sessions, nil
 }
 
 // closeAll closes every session.
@@ -566,7 +556,7 @@ func (r *runner) reconnect(ctx context.Context, i, attempt int, cause error) (*s
 	r.reconnects.Add(1)
 	for k := 1; ; k++ {
 		addr := r.cfg.Servers[(i+attempt+k)%len(r.cfg.Servers)]
-		s, err := dial(addr, 30*time.Second, r.pending)
+		s, err := dial(addr, loadSessionTimeout, r.pending)
 		if err == nil {
 			r.liveMu.Lock()
 			r.live[i] = s

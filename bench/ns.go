@@ -113,12 +113,12 @@ func RunNS(ctx context.Context, cfg NSConfig) (*NSResult, error) {
 	if len(cfg.WeakServers) == 0 {
 		cfg.WeakServers = cfg.Servers
 	}
-	strong, err := dialAll(cfg.Servers, cfg.Strong, 1)
+	strong, err := dialAll(ctx, cfg.Servers, cfg.Strong, 1, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer closeAll(strong)
-	weak, err := dialAll(cfg.WeakServers, cfg.Weak, 1)
+	weak, err := dialAll(ctx, cfg.WeakServers, cfg.Weak, 1, 0)
 	if err != nil {
 		return nil, err
 	}

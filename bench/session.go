@@ -5,6 +5,7 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -39,34 +40,55 @@ type pending struct {
 	done func(code zkproto.Code, body []byte, sent time.Time)
 }
 
-// dial connects and completes the handshake with a new session.
+// dial connects and completes the handshake of a new session.
 func dial(addr string, timeout time.Duration, outstanding int) (*session, error) {
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	return dialUntil(addr, timeout, outstanding, time.Now().Add(10*time.Second))
+}
+
+// dialUntil is dial, the dial and the handshake done by deadline.
+func dialUntil(addr string, timeout time.Duration, outstanding int, deadline time.Time) (*session, error) {
+	nc, err := (&net.Dialer{Deadline: deadline}).Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), br: bufio.NewReaderSize(nc, 64<<10),
 		pend: make(chan pending, outstanding+16), maxPacket: 16 << 20}
 	req := &zkproto.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: make([]byte, 16), HasReadOnly: true}
-	b := zkproto.AppendFrame(nil, req)
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := nc.Write(b); err != nil {
+	resp, err := handshake(nc, s.br, req, deadline)
+	if err != nil {
 		nc.Close()
 		return nil, err
 	}
-	frame, err := zkproto.ReadFrame(s.br, nil, s.maxPacket)
+	s.timeout = time.Duration(resp.TimeOut) * time.Millisecond
+	return s, nil
+}
+
+// handshake sends req on nc and reads the server's answer from br, by
+// deadline. A connection closed unanswered (a server that is not serving,
+// or that has seen less than req's LastZxidSeen) fails with the read's
+// error, a resumed session the server does not know with
+// errSessionExpired. It leaves nc without a deadline.
+func handshake(nc net.Conn, br *bufio.Reader, req *zkproto.ConnectRequest, deadline time.Time) (*zkproto.ConnectResponse, error) {
+	nc.SetDeadline(deadline)
+	if _, err := nc.Write(zkproto.AppendFrame(nil, req)); err != nil {
+		return nil, err
+	}
+	frame, err := zkproto.ReadFrame(br, nil, liveMaxFrame)
 	if err != nil {
-		nc.Close()
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
 	var resp zkproto.ConnectResponse
-	if err := resp.Decode(zkproto.NewDecoder(frame)); err != nil || resp.TimeOut <= 0 {
-		nc.Close()
-		return nil, fmt.Errorf("handshake refused (timeout %d, err %v)", resp.TimeOut, err)
+	if err := resp.Decode(zkproto.NewDecoder(frame)); err != nil {
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	if resp.TimeOut <= 0 {
+		if req.SessionID != 0 {
+			return nil, fmt.Errorf("session 0x%x: %w", req.SessionID, errSessionExpired)
+		}
+		return nil, errors.New("handshake refused: no session")
 	}
 	nc.SetDeadline(time.Time{})
-	s.timeout = time.Duration(resp.TimeOut) * time.Millisecond
-	return s, nil
+	return &resp, nil
 }
 
 // keepAlive pings the server every third of the session's timeout, for

@@ -79,9 +79,14 @@ type SessionsConfig struct {
 	// (what a server process's open-file limit lets it hold); the result
 	// says when it did.
 	MaxPerServer int
-	// Concurrency is the handshakes (and requests) each holder has in
-	// flight at once.
+	// Concurrency is the sessions each holder opens (and the requests it
+	// has in flight) at once.
 	Concurrency int
+	// OpenTimeout is how long a session may take to open: a refused
+	// handshake is tried again on the next server, after a pause that
+	// grows (backoff), until it has passed; only a session that no
+	// server took by then fails the phase.
+	OpenTimeout time.Duration
 	// Progress, if set, receives a line now and then.
 	Progress func(string)
 }
@@ -103,7 +108,7 @@ type Connected struct {
 	CapNote   string `json:"cap_note,omitempty"`
 	Processes int    `json:"processes"`
 	// Seconds is how long opening them took; Retries counts handshakes
-	// tried again.
+	// tried again after a refusal (SessionsConfig.OpenTimeout).
 	Seconds float64 `json:"seconds"`
 	Retries int     `json:"retries"`
 	// TimeoutMs is the negotiated session timeout (the smallest).
@@ -137,6 +142,7 @@ func (cfg *SessionsConfig) defaults() error {
 	setD(&cfg.Hold, 30*time.Second)
 	setD(&cfg.WriterLead, 2*time.Second)
 	setD(&cfg.RoundTimeout, 10*time.Second)
+	setD(&cfg.OpenTimeout, DefaultOpenTimeout)
 	set(&cfg.Sessions, 100000)
 	set(&cfg.ExpireSessions, 10000)
 	set(&cfg.Ephemerals, 10)
@@ -243,7 +249,7 @@ func openSessions(cfg SessionsConfig, n int, what string) (pool, *Connected, err
 			sh := &shares[j]
 			k := min(openChunk, sh.end-sh.next)
 			ops[j] = holderOp{Op: opOpen, Servers: cfg.Servers, First: sh.next, Count: k, TimeoutMs: cfg.Timeout.Milliseconds(),
-				Source: cfg.Source, PerSource: cfg.PerSource, Concurrency: cfg.Concurrency}
+				OpenTimeoutMs: cfg.OpenTimeout.Milliseconds(), Source: cfg.Source, PerSource: cfg.PerSource, Concurrency: cfg.Concurrency}
 			sh.next += k
 			active = active || k > 0
 		}

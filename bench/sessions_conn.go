@@ -67,10 +67,10 @@ type liveSession struct {
 }
 
 // dialLive connects to addr from the local address src (nil: any),
-// completes the handshake of a new session asking for timeout, and
-// returns the session without starting its reader.
-func dialLive(addr string, src net.IP, timeout time.Duration) (*liveSession, *bufio.Reader, error) {
-	d := net.Dialer{Timeout: 10 * time.Second}
+// completes the handshake of a new session asking for timeout by
+// deadline, and returns the session without starting its reader.
+func dialLive(addr string, src net.IP, timeout time.Duration, deadline time.Time) (*liveSession, *bufio.Reader, error) {
+	d := net.Dialer{Deadline: deadline}
 	if src != nil {
 		d.LocalAddr = &net.TCPAddr{IP: src}
 	}
@@ -81,22 +81,14 @@ func dialLive(addr string, src net.IP, timeout time.Duration) (*liveSession, *bu
 	nc := c.(*net.TCPConn)
 	br := bufio.NewReaderSize(nc, liveBufferBytes)
 	req := &zkproto.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: make([]byte, 16), HasReadOnly: true}
-	nc.SetDeadline(time.Now().Add(15 * time.Second))
-	if _, err := nc.Write(zkproto.AppendFrame(nil, req)); err != nil {
+	resp, err := handshake(nc, br, req, deadline)
+	if err != nil {
+		// Reset, not closed in order: a refused attempt must not hold
+		// its source port in TIME_WAIT, as thousands may be refused.
+		nc.SetLinger(0)
 		nc.Close()
 		return nil, nil, err
 	}
-	frame, err := zkproto.ReadFrame(br, nil, liveMaxFrame)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("handshake: %w", err)
-	}
-	var resp zkproto.ConnectResponse
-	if err := resp.Decode(zkproto.NewDecoder(frame)); err != nil || resp.TimeOut <= 0 {
-		nc.Close()
-		return nil, nil, fmt.Errorf("handshake refused (timeout %d, err %v)", resp.TimeOut, err)
-	}
-	nc.SetDeadline(time.Time{})
 	return &liveSession{nc: nc, id: resp.SessionID, timeout: time.Duration(resp.TimeOut) * time.Millisecond,
 		done: make(chan struct{})}, br, nil
 }

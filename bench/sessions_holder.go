@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -33,21 +33,24 @@ const (
 // holderOp is one operation asked of a holder.
 type holderOp struct {
 	Op string `json:"op"`
-	// Servers, TimeoutMs, Source, PerSource and Concurrency: how opOpen
-	// connects session i: to Servers[i mod len], from the Source address
-	// plus i/PerSource (Source empty: any address), asking for TimeoutMs,
-	// Concurrency handshakes at a time.
-	Servers     []string `json:"servers,omitempty"`
-	First       int      `json:"first,omitempty"`
-	Count       int      `json:"count,omitempty"`
-	TimeoutMs   int64    `json:"timeout_ms,omitempty"`
-	Source      string   `json:"source,omitempty"`
-	PerSource   int      `json:"per_source,omitempty"`
-	Concurrency int      `json:"concurrency,omitempty"`
-	Path        string   `json:"path,omitempty"`
-	Ephemerals  int      `json:"ephemerals,omitempty"`
-	Round       int      `json:"round,omitempty"`
-	WaitMs      int64    `json:"wait_ms,omitempty"`
+	// Servers, TimeoutMs, OpenTimeoutMs, Source, PerSource and
+	// Concurrency: how opOpen connects session i: to Servers[i mod len]
+	// (after a refusal, to the next server, with backoff, for up to
+	// OpenTimeoutMs), from the Source address plus i/PerSource (Source
+	// empty: any address), asking for TimeoutMs, Concurrency sessions
+	// at a time.
+	Servers       []string `json:"servers,omitempty"`
+	First         int      `json:"first,omitempty"`
+	Count         int      `json:"count,omitempty"`
+	TimeoutMs     int64    `json:"timeout_ms,omitempty"`
+	OpenTimeoutMs int64    `json:"open_timeout_ms,omitempty"`
+	Source        string   `json:"source,omitempty"`
+	PerSource     int      `json:"per_source,omitempty"`
+	Concurrency   int      `json:"concurrency,omitempty"`
+	Path          string   `json:"path,omitempty"`
+	Ephemerals    int      `json:"ephemerals,omitempty"`
+	Round         int      `json:"round,omitempty"`
+	WaitMs        int64    `json:"wait_ms,omitempty"`
 }
 
 // holderReply is a holder's answer.
@@ -169,13 +172,19 @@ func sourceOf(base string, perSource, i int) (net.IP, error) {
 }
 
 // open connects sessions op.First to op.First+op.Count-1, Concurrency at
-// a time, each tried up to openAttempts times, and starts pinging.
+// a time, and starts pinging. A session keeps its place among the
+// Concurrency while it waits to try again, so that refusals slow the
+// opening down as they slow down a ZooKeeper client.
 func (h *holder) open(op holderOp) (holderReply, error) {
 	var rep holderReply
 	if len(op.Servers) == 0 || op.TimeoutMs <= 0 {
 		return rep, errors.New("open: no servers or no timeout")
 	}
 	timeout := time.Duration(op.TimeoutMs) * time.Millisecond
+	b := newBackoff(time.Duration(op.OpenTimeoutMs) * time.Millisecond)
+	if b.budget <= 0 {
+		b.budget = DefaultOpenTimeout
+	}
 	sem := make(chan struct{}, max(op.Concurrency, 1))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -188,18 +197,22 @@ func (h *holder) open(op holderOp) (holderReply, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			s, retries, err := h.dialRetrying(op.Servers[i%len(op.Servers)], src, timeout)
+			var s *liveSession
+			retries, err := b.retry(context.Background(), op.Servers, i, func(addr string, end time.Time) error {
+				var err error
+				s, err = h.dialLive(i, addr, src, timeout, attemptDeadline(end))
+				return err
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			rep.Retries += retries
 			if err != nil {
 				rep.Failed++
 				if rep.FirstError == "" {
-					rep.FirstError = fmt.Sprintf("session %d to %s from %v: %v", i, op.Servers[i%len(op.Servers)], src, err)
+					rep.FirstError = fmt.Sprintf("session %d (first to %s) from %v: %v", i, op.Servers[i%len(op.Servers)], src, err)
 				}
 				return
 			}
-			s.index = i
 			ms := s.timeout.Milliseconds()
 			if rep.MinTimeoutMs == 0 || ms < rep.MinTimeoutMs {
 				rep.MinTimeoutMs = ms
@@ -212,30 +225,20 @@ func (h *holder) open(op holderOp) (holderReply, error) {
 	return rep, nil
 }
 
-// openAttempts is how many handshakes a session gets: a server that
-// refuses one (busy, or its entry committed too late) is asked again.
-const openAttempts = 5
-
-// dialRetrying opens one session, retrying, and adds it to the holder.
-func (h *holder) dialRetrying(addr string, src net.IP, timeout time.Duration) (*liveSession, int, error) {
-	var err error
-	for attempt := 0; attempt < openAttempts; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
-		}
-		var s *liveSession
-		var br *bufio.Reader
-		if s, br, err = dialLive(addr, src, timeout); err == nil {
-			s.onNotify = h.watch.notified(s, h.now)
-			h.mu.Lock()
-			h.sessions = append(h.sessions, s)
-			h.mu.Unlock()
-			s.start(br, h.now)
-			go h.watchLoss(s)
-			return s, attempt, nil
-		}
+// dialLive opens session i, adds it to the holder and starts its reader.
+func (h *holder) dialLive(i int, addr string, src net.IP, timeout time.Duration, deadline time.Time) (*liveSession, error) {
+	s, br, err := dialLive(addr, src, timeout, deadline)
+	if err != nil {
+		return nil, err
 	}
-	return nil, openAttempts - 1, err
+	s.index = i
+	s.onNotify = h.watch.notified(s, h.now)
+	h.mu.Lock()
+	h.sessions = append(h.sessions, s)
+	h.mu.Unlock()
+	s.start(br, h.now)
+	go h.watchLoss(s)
+	return s, nil
 }
 
 // watchLoss counts s as lost if its connection ends without the

@@ -199,7 +199,7 @@ func runExpire(ctx context.Context, cfg SessionsConfig) (*ExpireResult, error) {
 		}()
 	}
 	res.Writer, err = Run(ctx, Config{Servers: cfg.Servers, Workload: Write, Sessions: cfg.WriterSessions, ValueSize: cfg.ValueSize,
-		Root: cfg.Root + "/load", Rate: cfg.Rate, Window: window})
+		Root: cfg.Root + "/load", Rate: cfg.Rate, Window: window, OpenTimeout: cfg.OpenTimeout})
 	if err == nil {
 		err = windowErr
 	}

@@ -115,7 +115,9 @@ be 0. Past --per-process sessions, a phase holds them in worker processes
 	f.IntVar(&cfg.PerSource, "per-source", 10000, "sessions per local source address")
 	f.IntVar(&cfg.PerProcess, "per-process", 15000, "most sessions held by one process; more go to worker processes")
 	f.IntVar(&cfg.MaxPerServer, "max-per-server", 19000, "cap on each phase's sessions per server")
-	f.IntVar(&cfg.Concurrency, "concurrency", 64, "handshakes (and requests) in flight per process")
+	f.IntVar(&cfg.Concurrency, "concurrency", 64, "sessions opening (and requests in flight) at once per process")
+	f.DurationVar(&cfg.OpenTimeout, "open-timeout", bench.DefaultOpenTimeout,
+		"how long a session may take to open (or to come back), its refused handshakes tried again on the next servers")
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	f.BoolVar(&worker, "worker", false, "run as a worker process of another bench sessions (operations on stdin, answers on stdout)")
 	f.MarkHidden("worker")
