@@ -101,7 +101,7 @@ type Result struct {
 	Seconds       float64   `json:"seconds"`        // length of the measured window
 	Ops           int64     `json:"ops"`            // requests answered OK in the window
 	Errors        int64     `json:"errors"`         // requests answered with an error, or lost with their connection, in the window
-	Reconnects    int64     `json:"reconnects"`     // connections lost and opened again (a new session) during the run
+	Reconnects    int64     `json:"reconnects"`     // connections lost during the run and opened again (the session resumed, or a new one if it had expired)
 	ThroughputOps float64   `json:"throughput_ops"` // Ops / Seconds
 	Latency       Latencies `json:"latency_ms"`     // of the requests counted in Ops
 	// Client is the client library (Config.Client); Mode is "closed"
@@ -485,8 +485,8 @@ func (r *runner) mergeHist(local *hdrhistogram.Histogram) {
 }
 
 // pipelined keeps cfg.Outstanding requests in flight on one session. When
-// the connection fails it counts the requests in flight as errors, opens
-// a new session (on the next server) and carries on.
+// the connection fails it counts the requests in flight as errors,
+// reconnects (on the next server) and carries on.
 func (r *runner) pipelined(ctx context.Context, i int, s *session) error {
 	local := NewHistogram()
 	defer r.mergeHist(local)
@@ -494,10 +494,11 @@ func (r *runner) pipelined(ctx context.Context, i int, s *session) error {
 	for attempt := 0; ; attempt++ {
 		err := r.pipeline(ctx, i, s, rng, local)
 		if ctx.Err() != nil {
+			s.shut() // before local is merged: the reader records into it
 			return nil
 		}
-		r.lose(s, len(s.pend))
-		if s, err = r.reconnect(ctx, i, attempt, err); s == nil {
+		s.fail()
+		if s, err = r.reconnect(ctx, i, attempt, s, err); s == nil {
 			return err
 		}
 	}
@@ -540,44 +541,6 @@ func (r *runner) pipeline(ctx context.Context, i int, s *session, rng *rand.Rand
 	}
 }
 
-// lose counts the n requests a failed connection took with it (sent and
-// not answered) as errors, and closes it.
-func (r *runner) lose(s *session, n int) {
-	s.close()
-	if r.measuring.Load() {
-		r.errs.Add(int64(n))
-	}
-}
-
-// reconnect opens a new session for worker i after its connection failed
-// with cause, on the servers in turn from the next one, until one answers
-// or ctx ends (nil session and nil error then).
-func (r *runner) reconnect(ctx context.Context, i, attempt int, cause error) (*session, error) {
-	r.reconnects.Add(1)
-	for k := 1; ; k++ {
-		addr := r.cfg.Servers[(i+attempt+k)%len(r.cfg.Servers)]
-		s, err := dial(addr, loadSessionTimeout, r.pending)
-		if err == nil {
-			r.liveMu.Lock()
-			r.live[i] = s
-			r.liveMu.Unlock()
-			if ctx.Err() != nil {
-				s.close()
-				return nil, nil
-			}
-			return s, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-time.After(100 * time.Millisecond):
-		}
-		if k%len(r.cfg.Servers) == 0 && r.cfg.Progress != nil {
-			fmt.Fprintf(r.cfg.Progress, "\nsession %d: no server answers (%v; last: %v)\n", i, cause, err)
-		}
-	}
-}
-
 // sendOne sends the next request of the workload.
 func (r *runner) sendOne(s *session, i int, rng *rand.Rand, done func(zkproto.Code, []byte, time.Time)) error {
 	return r.sendOneAt(s, i, rng, time.Now(), done)
@@ -603,7 +566,7 @@ func (r *runner) next(i int, rng *rand.Rand) (path string, write bool) {
 // createWorker is one worker of the ZooKeeper paper's create benchmark: it
 // creates a node, waits for the reply, then deletes it without waiting.
 // When the connection fails it counts the create in flight as an error,
-// opens a new session and carries on.
+// reconnects and carries on.
 func (r *runner) createWorker(ctx context.Context, i int, s *session) error {
 	local := NewHistogram()
 	defer r.mergeHist(local)
@@ -611,10 +574,11 @@ func (r *runner) createWorker(ctx context.Context, i int, s *session) error {
 	for attempt := 0; ; attempt++ {
 		err := r.creates(ctx, i, s, local, &n)
 		if ctx.Err() != nil {
+			s.shut() // before local is merged: the reader records into it
 			return nil
 		}
-		r.lose(s, 1)
-		if s, err = r.reconnect(ctx, i, attempt, err); s == nil {
+		s.fail()
+		if s, err = r.reconnect(ctx, i, attempt, s, err); s == nil {
 			return err
 		}
 	}

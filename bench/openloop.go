@@ -18,8 +18,9 @@ const openLoopPending = 1 << 15
 
 // openLoop sends session i's share of Config.Rate at exponentially
 // distributed intervals, whatever is answered. When the connection fails
-// it counts the requests in flight as errors, opens a new session and
-// carries on from the schedule.
+// it counts the requests in flight as errors, reconnects and carries on
+// from the schedule: the requests that fell due meanwhile leave at once,
+// their latency counted from when they were due.
 func (r *runner) openLoop(ctx context.Context, i int, s *session) error {
 	local := NewHistogram()
 	defer r.mergeHist(local)
@@ -28,10 +29,11 @@ func (r *runner) openLoop(ctx context.Context, i int, s *session) error {
 	for attempt := 0; ; attempt++ {
 		err := r.arrive(ctx, i, s, rng, a, local)
 		if ctx.Err() != nil {
+			s.shut() // before local is merged: the reader records into it
 			return nil
 		}
-		r.lose(s, len(s.pend))
-		if s, err = r.reconnect(ctx, i, attempt, err); s == nil {
+		s.fail()
+		if s, err = r.reconnect(ctx, i, attempt, s, err); s == nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/zkproto"
@@ -27,10 +28,20 @@ type session struct {
 	pend chan pending
 	// maxPacket bounds replies read from the server.
 	maxPacket int
-	// timeout is the negotiated session timeout.
-	timeout  time.Duration
+	// timeout is the negotiated session timeout; id and passwd are what
+	// a reconnect presents to resume the session elsewhere.
+	timeout time.Duration
+	id      int64
+	passwd  []byte
+	// lastZxid is the largest zxid of a reply to a request, which a
+	// reconnect presents: a server that has seen less refuses it, as
+	// ZooKeeper's does, so that the client never goes back in time.
+	lastZxid atomic.Int64
 	readOnce sync.Once
 	readErr  chan error
+	// readDone is closed once the reader has stopped, whoever receives
+	// its error from readErr.
+	readDone chan struct{}
 }
 
 // pending is a request waiting for its reply.
@@ -42,24 +53,31 @@ type pending struct {
 
 // dial connects and completes the handshake of a new session.
 func dial(addr string, timeout time.Duration, outstanding int) (*session, error) {
-	return dialUntil(addr, timeout, outstanding, time.Now().Add(10*time.Second))
+	return redial(addr, nil, timeout, outstanding, time.Now().Add(10*time.Second))
 }
 
-// dialUntil is dial, the dial and the handshake done by deadline.
-func dialUntil(addr string, timeout time.Duration, outstanding int, deadline time.Time) (*session, error) {
+// redial connects to addr and completes the handshake that resumes old's
+// session, or that opens a new one when old is nil, by deadline. A server
+// that no longer knows old's session answers errSessionExpired.
+func redial(addr string, old *session, timeout time.Duration, outstanding int, deadline time.Time) (*session, error) {
 	nc, err := (&net.Dialer{Deadline: deadline}).Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), br: bufio.NewReaderSize(nc, 64<<10),
-		pend: make(chan pending, outstanding+16), maxPacket: 16 << 20}
+		pend: make(chan pending, outstanding+16), maxPacket: 16 << 20, readDone: make(chan struct{})}
 	req := &zkproto.ConnectRequest{TimeOut: int32(timeout / time.Millisecond), Passwd: make([]byte, 16), HasReadOnly: true}
+	if old != nil {
+		req.SessionID, req.Passwd, req.LastZxidSeen = old.id, old.passwd, old.lastZxid.Load()
+		s.lastZxid.Store(req.LastZxidSeen)
+	}
 	resp, err := handshake(nc, s.br, req, deadline)
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
 	s.timeout = time.Duration(resp.TimeOut) * time.Millisecond
+	s.id, s.passwd = resp.SessionID, resp.Passwd
 	return s, nil
 }
 
@@ -152,9 +170,36 @@ func (s *session) flush() error {
 func (s *session) reader() <-chan error {
 	s.readOnce.Do(func() {
 		s.readErr = make(chan error, 1)
-		go func() { s.readErr <- s.readLoop() }()
+		go func() {
+			err := s.readLoop()
+			close(s.readDone)
+			s.readErr <- err
+		}()
 	})
 	return s.readErr
+}
+
+// shut closes the connection and waits for the reader to stop, leaving
+// the requests still pending unanswered: the run is over.
+func (s *session) shut() {
+	s.nc.Close()
+	s.reader()
+	<-s.readDone
+}
+
+// fail closes the connection, waits for the reader to stop and fails
+// every request still pending with ErrConnectionLoss, as a ZooKeeper
+// client does: their callbacks decide what the loss counts as.
+func (s *session) fail() {
+	s.shut()
+	for {
+		select {
+		case p := <-s.pend:
+			p.done(zkproto.ErrConnectionLoss, nil, p.sent)
+		default:
+			return
+		}
+	}
 }
 
 // readLoop reads replies until the connection fails, dispatching each to
@@ -174,6 +219,9 @@ func (s *session) readLoop() error {
 		}
 		if h.Xid < 0 {
 			continue
+		}
+		if h.Zxid > s.lastZxid.Load() {
+			s.lastZxid.Store(h.Zxid)
 		}
 		p := <-s.pend
 		if p.xid != h.Xid {

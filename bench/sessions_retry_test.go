@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -260,4 +261,82 @@ func TestOpenRetriesRefusedHandshakes(t *testing.T) {
 			t.Fatalf("gave up after %v", took)
 		}
 	})
+}
+
+// TestRedialResumesOrExpires: a reconnect presents the session's id,
+// password and last zxid and gets the same session back; once the session
+// is closed, the server says it expired.
+func TestRedialResumesOrExpires(t *testing.T) {
+	server := startStandalone(t)
+	s, err := dial(server, 10*time.Second, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := createNodes(s, []string{"/redial"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.fail()
+	if s.lastZxid.Load() <= 0 {
+		t.Fatalf("last zxid %d after a create", s.lastZxid.Load())
+	}
+	again, err := redial(server, s, 10*time.Second, 4, time.Now().Add(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.id != s.id || again.lastZxid.Load() != s.lastZxid.Load() {
+		t.Fatalf("resumed 0x%x (zxid %d), was 0x%x (zxid %d)", again.id, again.lastZxid.Load(), s.id, s.lastZxid.Load())
+	}
+	if code, _, err := call(again, zkproto.OpCloseSession, nil, nil); err != nil || code != zkproto.OK {
+		t.Fatalf("closeSession: %v, %v", code, err)
+	}
+	again.fail()
+	if _, err := redial(server, again, 10*time.Second, 4, time.Now().Add(10*time.Second)); !errors.Is(err, errSessionExpired) {
+		t.Fatalf("resuming a closed session: %v", err)
+	}
+}
+
+// TestWriterReconnects: an open-loop writer whose connections end (replies
+// held back for a moment first, so that requests are in flight) resumes
+// its sessions through a server that refuses them eight times first; the
+// run goes on, counts the reconnects and the requests lost as errors, and
+// times the requests due meanwhile from when they were due.
+func TestWriterReconnects(t *testing.T) {
+	server := startStandalone(t)
+	p := newTestProxy(t, server, 0)
+	cut := make(chan struct{})
+	go func() {
+		defer close(cut)
+		time.Sleep(time.Second)
+		p.refuseNext(8)
+		p.cut(200 * time.Millisecond)
+	}()
+	res, err := Run(context.Background(), Config{Servers: []string{p.addr()}, Workload: Write, Sessions: 2, ValueSize: 16,
+		Root: "/writer-test", Rate: 200, Duration: 3 * time.Second})
+	<-cut
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, refused := p.handshakes()
+	t.Logf("%d ops, %d errors, %d reconnects, latency %+v; %d handshakes, %d refused",
+		res.Ops, res.Errors, res.Reconnects, res.Latency, len(seen), refused)
+	if res.Reconnects != 2 || res.Errors == 0 || res.Ops == 0 || refused != 8 || len(seen) != 4 {
+		t.Fatalf("%d reconnects, %d errors, %d ops; the proxy passed %d handshakes on and refused %d",
+			res.Reconnects, res.Errors, res.Ops, len(seen), refused)
+	}
+	// The first two handshakes opened the sessions, the last two resumed
+	// them, each with the zxid it had seen.
+	for _, h := range seen[2:] {
+		if h.req.SessionID == 0 || h.resp.SessionID != h.req.SessionID || h.resp.TimeOut <= 0 || h.req.LastZxidSeen <= 0 ||
+			(h.req.SessionID != seen[0].resp.SessionID && h.req.SessionID != seen[1].resp.SessionID) {
+			t.Fatalf("reconnect %+v answered %+v; the sessions were 0x%x and 0x%x",
+				h.req, h.resp, seen[0].resp.SessionID, seen[1].resp.SessionID)
+		}
+	}
+	// One session was refused at least four times, which takes at least
+	// 25+50+100+200 ms of pauses: the requests due in that time (100 a
+	// second) leave after it, their latency counted from when they were
+	// due.
+	if res.Latency.Max < 200 {
+		t.Fatalf("the slowest request took %.1f ms", res.Latency.Max)
+	}
 }

@@ -13,7 +13,7 @@ import (
 
 // TestBenchCarriesOn: giraffe bench's load generator, when a server it
 // has sessions on is killed mid-run, counts the requests lost with the
-// connection as errors, opens new sessions on the other servers and
+// connection as errors, takes its sessions to the other servers and
 // carries on, instead of failing the run.
 func TestBenchCarriesOn(t *testing.T) {
 	c := StartEnsemble(t, Classic3)

@@ -160,8 +160,8 @@ func printSessions(res *bench.SessionsResult) {
 			r.Created, r.Parent, r.DropSeconds, r.FirstGoneSeconds, r.ExpirySeconds)
 		if w := r.Writer; w != nil {
 			l := w.Latency
-			fmt.Printf("  writer at %.0f/s offered: %d writes due in the window, %d errors; ms p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
-				w.OfferedOps, w.Ops, w.Errors, l.P50, l.P99, l.P999, l.Max)
+			fmt.Printf("  writer at %.0f/s offered: %d writes due in the window, %d errors (lost connections' among them), %d reconnects; ms p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+				w.OfferedOps, w.Ops, w.Errors, w.Reconnects, l.P50, l.P99, l.P999, l.Max)
 		}
 	}
 	if r := res.Watch; r != nil {
