@@ -39,9 +39,11 @@ type session struct {
 	lastZxid atomic.Int64
 	readOnce sync.Once
 	readErr  chan error
-	// readDone is closed once the reader has stopped, whoever receives
-	// its error from readErr.
+	// readDone is closed once the reader has stopped, before readErr gets
+	// its error, whoever receives that; stopErr is the error, to read
+	// after readDone.
 	readDone chan struct{}
+	stopErr  error
 }
 
 // pending is a request waiting for its reply.
@@ -172,11 +174,22 @@ func (s *session) reader() <-chan error {
 		s.readErr = make(chan error, 1)
 		go func() {
 			err := s.readLoop()
+			s.stopErr = err
 			close(s.readDone)
 			s.readErr <- err
 		}()
 	})
 	return s.readErr
+}
+
+// lost reports whether the connection has failed (its reader stopped).
+func (s *session) lost() bool {
+	select {
+	case <-s.readDone:
+		return true
+	default:
+		return false
+	}
 }
 
 // shut closes the connection and waits for the reader to stop, leaving

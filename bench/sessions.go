@@ -85,7 +85,9 @@ type SessionsConfig struct {
 	// OpenTimeout is how long a session may take to open: a refused
 	// handshake is tried again on the next server, after a pause that
 	// grows (backoff), until it has passed; only a session that no
-	// server took by then fails the phase.
+	// server took by then fails the phase. The coordinator's session
+	// has as long to come back after its connection is lost; the
+	// open-loop writer's sessions try to come back until the phase ends.
 	OpenTimeout time.Duration
 	// Progress, if set, receives a line now and then.
 	Progress func(string)
@@ -113,6 +115,22 @@ type Connected struct {
 	Retries int     `json:"retries"`
 	// TimeoutMs is the negotiated session timeout (the smallest).
 	TimeoutMs int64 `json:"timeout_ms"`
+}
+
+// LostSessions counts a phase's sessions whose connection ended without
+// the benchmark closing it (a loaded server closed it, say): the phase
+// reports them and goes on without them.
+type LostSessions struct {
+	// Lost is how many there were.
+	Lost int `json:"lost"`
+	// LostError is why the first connection ended.
+	LostError string `json:"lost_error,omitempty"`
+}
+
+// lostOf adds up the holders' lost sessions.
+func lostOf(reps []holderReply) LostSessions {
+	return LostSessions{Lost: sum(reps, func(r holderReply) int { return r.Lost }),
+		LostError: firstText(reps, func(r holderReply) string { return r.LostError })}
 }
 
 // defaults fills what the configuration leaves out.

@@ -152,7 +152,7 @@ func (s *liveSession) readLoop(br *bufio.Reader) {
 }
 
 // send writes one request; f receives its reply. now is the holder's
-// clock.
+// clock. An error wraps ErrConnectionLoss: the connection is lost.
 func (s *liveSession) send(op zkproto.OpCode, body zkproto.Record, now int64, f replyFunc) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -164,11 +164,24 @@ func (s *liveSession) send(op zkproto.OpCode, body zkproto.Record, now int64, f 
 	s.pmu.Lock()
 	if s.err != nil {
 		s.pmu.Unlock()
-		return s.err
+		return fmt.Errorf("%w: %v", zkproto.ErrConnectionLoss, s.err)
 	}
 	s.pend = append(s.pend, f)
 	s.pmu.Unlock()
-	return s.write(s.wbuf, now)
+	if err := s.write(s.wbuf, now); err != nil {
+		return fmt.Errorf("%w: %v", zkproto.ErrConnectionLoss, err)
+	}
+	return nil
+}
+
+// ended reports whether the connection has ended (its reader stopped).
+func (s *liveSession) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // ping sends a ping if nothing was sent for interval; it reports whether

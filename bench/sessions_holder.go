@@ -81,7 +81,8 @@ type holderReply struct {
 	ErrorText string `json:"error_text,omitempty"`
 	// Arrivals are, for opWait, the wall-clock times (Unix nanoseconds)
 	// at which each session's notification of the round arrived, 0 for
-	// a session that got none.
+	// a session that got none, -1 for one whose connection was lost
+	// without it.
 	Arrivals []int64 `json:"arrivals,omitempty"`
 }
 
@@ -124,7 +125,8 @@ func (h *holder) do(op holderOp) holderReply {
 		h.mu.Lock()
 		sessions := h.sessions
 		h.mu.Unlock()
-		rep.Arrivals, rep.Done = h.watch.wait(sessions, op.Round, time.Duration(op.WaitMs)*time.Millisecond)
+		rep.Arrivals, rep.Done = h.watch.wait(sessions, op.Round, time.Duration(op.WaitMs)*time.Millisecond,
+			func() int { return int(h.lost.Load()) })
 		h.watch.report(&rep)
 	case opDrop:
 		h.drop()
@@ -250,6 +252,8 @@ func (h *holder) watchLoss(s *liveSession) {
 	}
 	h.lost.Add(1)
 	h.lostErr.CompareAndSwap(nil, fmt.Sprintf("session %d (0x%x): %v", s.index, s.id, s.err))
+	// A watch round waiting for this session's notification need not.
+	h.watch.signal()
 }
 
 // startPinging starts (once) the goroutine that pings every session a
@@ -301,7 +305,9 @@ func (h *holder) stopPinging() {
 }
 
 // each runs f on every session, op.Concurrency at a time, and counts
-// the sessions it succeeded on.
+// the sessions it succeeded on and those it failed on. A session whose
+// connection is lost, before or during f, counts in neither: the holder
+// counts it as lost (watchLoss), which a phase reports without failing.
 func (h *holder) each(op holderOp, f func(op holderOp, s *liveSession) error) holderReply {
 	var rep holderReply
 	h.mu.Lock()
@@ -315,7 +321,13 @@ func (h *holder) each(op holderOp, f func(op holderOp, s *liveSession) error) ho
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			if s.ended() {
+				return
+			}
 			err := f(op, s)
+			if errors.Is(err, zkproto.ErrConnectionLoss) || errors.Is(err, zkproto.ErrSessionExpired) {
+				return
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -351,7 +363,7 @@ func (h *holder) call(s *liveSession, op zkproto.OpCode, bodies []zkproto.Record
 		select {
 		case code := <-replies:
 			if code != zkproto.OK {
-				return fmt.Errorf("%v: %v", op, code)
+				return fmt.Errorf("%v: %w", op, code)
 			}
 		case <-timer.C:
 			return fmt.Errorf("%v: no reply within %v", op, requestTimeout)

@@ -21,10 +21,9 @@ type IdleResult struct {
 	Pongs       int64   `json:"pongs"`
 	// Alive is the sessions still connected at the window's end; Lost
 	// the connections that ended on the servers' side since they were
-	// opened (LostError: why the first did).
-	Alive     int    `json:"alive"`
-	Lost      int    `json:"lost"`
-	LostError string `json:"lost_error,omitempty"`
+	// opened.
+	Alive int `json:"alive"`
+	LostSessions
 	// PerServer is each server's figures, in the order of Servers.
 	PerServer []IdleServer `json:"per_server"`
 	// ClientCPUPercent is the CPU the benchmark's own processes
@@ -141,8 +140,7 @@ func (res *IdleResult) fill(cfg SessionsConfig, p pool, before, after idleSample
 	res.Pings = int64(sum(after.reps, pings) - sum(before.reps, pings))
 	res.Pongs = int64(sum(after.reps, pongs) - sum(before.reps, pongs))
 	res.Alive = sum(after.reps, func(r holderReply) int { return r.Held - r.Lost })
-	res.Lost = sum(after.reps, func(r holderReply) int { return r.Lost })
-	res.LostError = firstText(after.reps, func(r holderReply) string { return r.LostError })
+	res.LostSessions = lostOf(after.reps)
 	res.ClientPIDs = clientPIDs(p)
 	res.ClientCPUPercent = 100 * (after.clientCPU - before.clientCPU).Seconds() / secs
 	perSec := func(d float64) *float64 {

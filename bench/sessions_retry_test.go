@@ -340,3 +340,46 @@ func TestWriterReconnects(t *testing.T) {
 		t.Fatalf("the slowest request took %.1f ms", res.Latency.Max)
 	}
 }
+
+// TestHeldSessionsLost: held sessions whose connections end are counted
+// as lost and the phases go on: the expire phase expires the rest, the
+// watch phase's rounds expect no notification of the lost watchers and
+// do not wait for them.
+func TestHeldSessionsLost(t *testing.T) {
+	server := startStandalone(t)
+	p := newTestProxy(t, server, 0)
+	const n = 40
+	cfg := SessionsConfig{Servers: []string{server, p.addr()}, Phases: []string{PhaseExpire, PhaseWatch},
+		Timeout: time.Second, Root: "/lost-test", ExpireSessions: n, Ephemerals: 2, Rate: 100, WriterSessions: 2,
+		WriterLead: 200 * time.Millisecond, Watchers: n, Rounds: 3, RoundTimeout: 20 * time.Second, Concurrency: 8,
+		// Sessions 1, 3, 5... go through the proxy, the coordinator's
+		// straight to the server: the proxy's connections end once the
+		// ephemerals are made and once the watches are set.
+		Progress: func(line string) {
+			if strings.HasPrefix(line, "expire: ") && strings.Contains(line, "hold") ||
+				strings.HasPrefix(line, "watch: ") && strings.Contains(line, "watchers of") {
+				p.cut(0)
+			}
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	res, err := RunSessions(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, watch := res.Expire, res.Watch
+	t.Logf("expire: %d lost (%s), %d created, %d at the drop, gone after %.2fs; watch: %d lost, %d of %d notified in %v",
+		exp.Lost, exp.LostError, exp.Created, exp.AtDrop, exp.ExpirySeconds, watch.Lost, watch.Notified, watch.Expected,
+		time.Since(start))
+	if exp.Lost != n/2 || exp.Created != 2*n || exp.AtDrop > exp.Created || exp.ExpirySeconds <= 0 || exp.Writer.Ops == 0 {
+		t.Fatalf("expire: %+v", exp)
+	}
+	if watch.Lost != n/2 || watch.Expected != n/2*3 || watch.Notified != watch.Expected || watch.Missed != 0 || watch.Unexpected != 0 {
+		t.Fatalf("watch: %+v", watch)
+	}
+	// A round waiting for a lost watcher would wait out RoundTimeout.
+	if took := time.Since(start); took > cfg.RoundTimeout {
+		t.Fatalf("the phases took %v", took)
+	}
+}

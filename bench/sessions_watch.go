@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -79,6 +80,8 @@ func (w *watchState) notified(s *liveSession, now func() int64) func(zkproto.Wat
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			switch {
+			case code == zkproto.ErrConnectionLoss || code == zkproto.ErrSessionExpired:
+				// A lost watcher: the holder counts it.
 			case code != zkproto.OK:
 				w.oddity("setting the watch again: " + code.String())
 			case w.round == round:
@@ -86,7 +89,7 @@ func (w *watchState) notified(s *liveSession, now func() int64) func(zkproto.Wat
 			}
 			w.signal()
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, zkproto.ErrConnectionLoss) {
 			w.mu.Lock()
 			w.oddity("setting the watch again: " + err.Error())
 			w.mu.Unlock()
@@ -96,14 +99,18 @@ func (w *watchState) notified(s *liveSession, now func() int64) func(zkproto.Wat
 }
 
 // wait waits up to d for every one of sessions to have its notification
-// of round r and its watch back, and returns when each notification
-// arrived (0: none) and how many sessions have both.
-func (w *watchState) wait(sessions []*liveSession, r int, d time.Duration) ([]int64, int) {
+// of round r and its watch back, or to have lost its connection; lost
+// counts the sessions whose connection ended so far, a cheap bound that
+// spares a scan of every session at each wake. It returns when each
+// notification arrived (0: none, -1: none, the connection lost) and how
+// many sessions have both.
+func (w *watchState) wait(sessions []*liveSession, r int, d time.Duration, lost func() int) ([]int64, int) {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for waiting := true; waiting; {
 		w.mu.Lock()
-		waiting = w.round != r || len(w.rearmed) < len(sessions)
+		waiting = w.round != r || (len(w.rearmed) < len(sessions) &&
+			(len(w.rearmed)+lost() < len(sessions) || w.waitingFor(sessions) > 0))
 		w.mu.Unlock()
 		if waiting {
 			select {
@@ -124,8 +131,23 @@ func (w *watchState) wait(sessions []*liveSession, r int, d time.Duration) ([]in
 				done++
 			}
 		}
+		if arrivals[i] == 0 && s.ended() {
+			arrivals[i] = -1
+		}
 	}
 	return arrivals, done
+}
+
+// waitingFor counts the sessions still connected that do not have their
+// watch back; mu is held.
+func (w *watchState) waitingFor(sessions []*liveSession) int {
+	n := 0
+	for _, s := range sessions {
+		if !w.rearmed[s] && !s.ended() {
+			n++
+		}
+	}
+	return n
 }
 
 // arm sets every session's watch on op.Path.

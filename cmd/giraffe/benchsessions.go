@@ -156,12 +156,18 @@ func printSessions(res *bench.SessionsResult) {
 	if r := res.Expire; r != nil {
 		fmt.Println("expire:")
 		opened(r.Connected)
+		if r.Lost > 0 {
+			fmt.Printf("  %d sessions lost before the drop (%s); %d ephemerals left at the drop\n", r.Lost, r.LostError, r.AtDrop)
+		}
 		fmt.Printf("  %d ephemerals under %s; connections dropped in %.2fs; first ephemeral gone %.2fs after, the last %.2fs after\n",
 			r.Created, r.Parent, r.DropSeconds, r.FirstGoneSeconds, r.ExpirySeconds)
 		if w := r.Writer; w != nil {
 			l := w.Latency
 			fmt.Printf("  writer at %.0f/s offered: %d writes due in the window, %d errors (lost connections' among them), %d reconnects; ms p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
 				w.OfferedOps, w.Ops, w.Errors, w.Reconnects, l.P50, l.P99, l.P999, l.Max)
+		}
+		if r.CoordinatorReconnects > 0 {
+			fmt.Printf("  the coordinator's session reconnected %d times\n", r.CoordinatorReconnects)
 		}
 	}
 	if r := res.Watch; r != nil {
@@ -170,6 +176,10 @@ func printSessions(res *bench.SessionsResult) {
 		l := r.Latency
 		fmt.Printf("  %d rounds: %d of %d notifications, %d missed, %d unexpected %s\n",
 			r.Rounds, r.Notified, r.Expected, r.Missed, r.Unexpected, r.UnexpectedText)
+		if r.Lost > 0 || r.CoordinatorReconnects > 0 {
+			fmt.Printf("  %d watchers lost (%s), no longer expected; the coordinator's session reconnected %d times\n",
+				r.Lost, r.LostError, r.CoordinatorReconnects)
+		}
 		fmt.Printf("  ms from the setData's reply: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f (%d notifications came before the reply)\n",
 			l.P50, l.P99, l.P999, l.Max, r.BeforeReply)
 		s := r.FromSend
