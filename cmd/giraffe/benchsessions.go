@@ -47,11 +47,29 @@ func newBenchSessionsCmd() *cobra.Command {
           writer's latency is reported for the requests due from the drop
           until the parent has no child left, with how long that took.
   watch   --watchers sessions set a data watch on one znode; another session
-          (on the first server) sets its data --rounds times, and each
-          watcher sets its watch again as soon as it is notified. Each
+          (on the first server that takes it) sets its data --rounds times,
+          and each watcher sets its watch again as soon as it is notified. Each
           notification is timed from the setData's reply at the writer to its
           arrival at the watcher (0 when it came first), and from the
           setData's sending; missed ones are counted.
+
+Refusals and lost connections are what loaded servers do, and the phases go
+on through them as ZooKeeper's clients do. A session whose handshake is
+refused (the connection closed unanswered, as a server that is not serving
+does) tries the next server of the list after a pause that doubles from
+50 ms up to 2 s, drawn at random in its upper half, for up to --open-timeout;
+the output counts the handshakes retried, and only a session that no server
+took by then fails the phase. A writer session whose connection is lost
+reconnects with its session (its id, password and last zxid seen) on the
+next server, or opens a new one if the servers expired it; the requests
+lost with the connection count as errors, the reconnects are counted, and
+the requests due meanwhile leave at once, timed from when they were due.
+The coordinator's own session does the same and asks its reads again,
+except for a watch round's setData, whose loss fails the phase (its reply is
+what the round's notifications are timed from). A held session whose
+connection is lost is counted as lost and left out: the idle phase counts
+it, the expire phase lets its ephemerals expire with the others, the watch
+phase expects no more notifications of it.
 
 Servers, --pids, --metrics and --data-dirs are comma-separated lists in the
 same order. A phase's sessions are capped at --max-per-server times the
@@ -117,7 +135,7 @@ be 0. Past --per-process sessions, a phase holds them in worker processes
 	f.IntVar(&cfg.MaxPerServer, "max-per-server", 19000, "cap on each phase's sessions per server")
 	f.IntVar(&cfg.Concurrency, "concurrency", 64, "sessions opening (and requests in flight) at once per process")
 	f.DurationVar(&cfg.OpenTimeout, "open-timeout", bench.DefaultOpenTimeout,
-		"how long a session may take to open (or to come back), its refused handshakes tried again on the next servers")
+		"how long a session may take to open (the coordinator's, to come back too), its refused handshakes tried again on the next servers")
 	f.BoolVar(&jsonOut, "json", false, "print the result as one JSON object")
 	f.BoolVar(&worker, "worker", false, "run as a worker process of another bench sessions (operations on stdin, answers on stdout)")
 	f.MarkHidden("worker")
