@@ -127,6 +127,13 @@ func call(s *session, op zkproto.OpCode, req zkproto.Record, done func([]byte)) 
 	case r := <-got:
 		return r.code, r.at, nil
 	case <-s.readDone:
+		// The reader hands a reply over before it stops: one that came
+		// just before the connection closed (a closeSession's) counts.
+		select {
+		case r := <-got:
+			return r.code, r.at, nil
+		default:
+		}
 		return 0, time.Time{}, s.stopErr
 	case <-time.After(ctlTimeout):
 		return 0, time.Time{}, fmt.Errorf("%v: no reply within %v", op, ctlTimeout)
