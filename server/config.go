@@ -101,7 +101,9 @@ type Config struct {
 	EnforceQuota bool
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
 	ExtendedTypes bool
-	// SnapCount is the number of log entries between snapshots.
+	// SnapCount bounds the log entries between snapshots: a server
+	// snapshots after between SnapCount/2 and SnapCount of them, drawn at
+	// random each time (snapcount.go).
 	SnapCount int
 	// SnapRetainCount is how many snapshots (and the logs they need) purge keeps.
 	SnapRetainCount int
