@@ -101,10 +101,23 @@ func (qs *quarantineServer) corrupt(target string) corrupt.Report {
 	return rep
 }
 
-// snapshots lists the server's snapshot files, oldest first.
+// snapshots lists the server's complete snapshot files, oldest first.
 func (qs *quarantineServer) snapshots() []string {
-	s, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
-	return s
+	all, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
+	return slices.DeleteFunc(all, func(f string) bool { return strings.HasSuffix(f, ".tmp") })
+}
+
+// snapshotBegun waits up to d for the server to have begun writing a
+// snapshot (its temporary file counts) and reports whether it has.
+func (qs *quarantineServer) snapshotBegun(d time.Duration) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
+		if all, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*")); len(all) > 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 // waitSnapshot waits until the server has written a snapshot.
@@ -247,11 +260,19 @@ func TestDamagedSnapshotRebuiltFromTheLog(t *testing.T) {
 	cl := qs.connect()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for i := range 30 {
-		p := fmt.Sprintf("/%d/k%d", 1+i%2, i)
+	// A server snapshots after between snapCount/2 and snapCount entries:
+	// writing stops once the first snapshot begins, long before a second
+	// could be due.
+	created := 0
+	for !qs.snapshotBegun(100 * time.Millisecond) {
+		if created == 40 {
+			t.Fatal("no snapshot after 40 writes with snapCount=20")
+		}
+		p := fmt.Sprintf("/%d/k%d", 1+created%2, created)
 		if _, _, err := cl.Create(ctx, p, []byte(p), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
 			t.Fatal(err)
 		}
+		created++
 	}
 	qs.waitSnapshot()
 	qs.proc.Stop()
@@ -264,7 +285,7 @@ func TestDamagedSnapshotRebuiltFromTheLog(t *testing.T) {
 	}
 	qs.start()
 	cl = qs.connect()
-	for i := range 30 {
+	for i := range created {
 		p := fmt.Sprintf("/%d/k%d", 1+i%2, i)
 		if data, _, err := cl.Get(ctx, p); err != nil || string(data) != p {
 			t.Fatalf("%s = %q, %v", p, data, err)
