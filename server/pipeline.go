@@ -100,8 +100,8 @@ type pipeline struct {
 	// tree lock: readers holding the tree lock see the zxid of the tree
 	// they read, others (a ping's reply) a recent one.
 	applied atomic.Int64
-	// snaps says when to snapshot (applier only).
-	snaps snapCounter
+	// snapDue says when to snapshot (applier only); s.snaps takes it.
+	snapDue snapCounter
 	// spec, in the shortcircuit mode with a weak namespace declared, is the
 	// speculative state weak writes are answered from (weak.go); owned by
 	// the logger goroutine.
@@ -148,7 +148,7 @@ func newPipeline(s *Server, lg *wal.Log, lastZxid int64) *pipeline {
 		toApply: make(chan []*proposal, 4),
 		stopped: make(chan struct{}),
 		zxid:    lastZxid,
-		snaps:   newSnapCounter(s.cfg.SnapCount),
+		snapDue: newSnapCounter(s.cfg.SnapCount),
 	}
 	p.applied.Store(lastZxid)
 	switch weakModeOf(&s.cfg) {
@@ -379,14 +379,14 @@ func (p *pipeline) applyLoop() {
 				var trig = s.applyEntry(pr.entry, &res)
 				deliveries = s.triggerWatches(trig, deliveries[:0])
 				p.applied.Store(pr.entry.Zxid)
-				p.snaps.applied()
+				p.snapDue.applied()
 			}
 			if pr.applied != nil {
 				pr.applied(res, pr.entry)
 			}
 		}
-		if p.snaps.isDue() && s.snaps.idle() && s.snaps.take() {
-			p.snaps.taken()
+		if p.snapDue.isDue() && s.snaps.idle() && s.snaps.take() {
+			p.snapDue.taken()
 		}
 		s.treeMu.Unlock()
 	}

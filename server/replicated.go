@@ -54,7 +54,7 @@ type replicated struct {
 	// applied is written by the applier under the tree lock (lastZxid).
 	applied atomic.Int64
 	// Owned by the applier, under the tree lock.
-	snaps      snapCounter
+	snapDue    snapCounter
 	deliveries []watch.Delivery
 	snapping   atomic.Bool
 	// owners maps each session to the server its requests may come from
@@ -79,7 +79,7 @@ type pendingItem struct {
 
 func newReplicated(s *Server, rep *replica.Replica) *replicated {
 	r := &replicated{s: s, rep: rep, in: make(chan *proposal, 4*maxBatch), stopped: make(chan struct{}),
-		owners: sessions.NewOwners(), snaps: newSnapCounter(s.cfg.SnapCount)}
+		owners: sessions.NewOwners(), snapDue: newSnapCounter(s.cfg.SnapCount)}
 	if s.cfg.Namespaces.Len() > 0 {
 		r.div = newDivergence(s.cfg.DigestInterval)
 	}
@@ -226,7 +226,7 @@ func (r *replicated) applyLoop() {
 			r.abandon(d.Abandoned)
 		}
 		r.s.noteDeclared()
-		if r.snaps.isDue() && !r.snapping.Load() {
+		if r.snapDue.isDue() && !r.snapping.Load() {
 			r.snapshot()
 		}
 		r.s.treeMu.Unlock()
@@ -294,7 +294,7 @@ func (r *replicated) applyCommitted(c *replica.Committed, e *txn.Entry) {
 	}
 	s.metrics.applied.Inc()
 	r.deliveries = s.triggerWatches(trig, r.deliveries[:0])
-	r.snaps.applied()
+	r.snapDue.applied()
 	r.sessionBookkeeping(e, res, c.Origin)
 	r.complete(c, res, e)
 }
@@ -445,7 +445,7 @@ func (r *replicated) snapshot() {
 	// tree's snapshot to sweep.
 	buf.Grow(int(r.s.tree.ApproximateDataSize()) + snapshotBytesPerNode*r.s.tree.NodeCount())
 	buf.Write(r.owners.AppendTo(nil))
-	r.snaps.taken()
+	r.snapDue.taken()
 	idx := gpaxos.Zxid(r.applied.Load())
 	r.snapping.Store(true)
 	go func() {
@@ -482,7 +482,7 @@ func (r *replicated) applyConf(c *replica.Committed) {
 	data := append(bytes.Clone(membership), fmt.Sprintf("version=%x\n", uint64(c.Zxid))...)
 	trig := s.tree.SetConfig(data, int64(c.Zxid), mtime)
 	r.deliveries = s.triggerWatches([]datatree.Trigger{trig}, r.deliveries[:0])
-	r.snaps.applied()
+	r.snapDue.applied()
 	r.adoptMembership(data, c.Conf.Voters)
 	s.log.Info("configuration changed", "zxid", fmt.Sprintf("0x%x", uint64(c.Zxid)), "groups", fmt.Sprint(c.Conf.Voters.Groups))
 	s.checkMember(int64(c.Zxid))
