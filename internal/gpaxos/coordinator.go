@@ -22,10 +22,10 @@ type coordinator struct {
 	down     []ID
 	lastSent int64 // tick of the last message down the tree
 	// relayed is the last zxid sent down the tree. Heartbeats carry it,
-	// not the log's last zxid: on the leader, which is also a coordinator,
-	// the log runs ahead of the relay until its own append comes back to
-	// it, and a heartbeat naming entries the members have not been sent
-	// looks to them like a gap and sends all of them to catch-up.
+	// not the log's last zxid: the log may hold entries not yet relayed
+	// (the leader, which is also a coordinator, appends before it
+	// relays), and a heartbeat naming entries the members have not been
+	// sent looks to them like a gap and sends all of them to catch-up.
 	relayed Zxid
 	// electedUnder is the hash of the configuration under which the group
 	// chose this coordinator (for checkers: majorities of one
