@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -311,6 +312,15 @@ func (r *Replica) handleReady() error {
 		// (gpaxos.Ready.Early says which may).
 		for _, m := range rd.Early {
 			r.cfg.Transport.Send(m)
+		}
+		if len(rd.Early) > 0 {
+			// The transport's writers must get the early messages onto
+			// the wire before this goroutine blocks in fsync. With one P
+			// (GOMAXPROCS=1, as the launcher runs ensembles on small
+			// machines) they would otherwise run only once the runtime
+			// takes the P back from the syscall, often after the fsync
+			// they were meant to overlap.
+			runtime.Gosched()
 		}
 		if err := r.st.persist(&rd); err != nil {
 			return err
