@@ -37,6 +37,9 @@ type coordinator struct {
 	leaderEpoch  Epoch // the epoch leaderTo leads
 	round        *promiseRound
 	lastHello    int64
+	// catchupEpoch is the epoch of the last append this coordinator could
+	// not accept for lack of the leader's history (it said hello for it).
+	catchupEpoch Epoch
 }
 
 // promiseRound gathers a majority of the group's promises for a GL
@@ -168,7 +171,13 @@ func (n *Node) handleAppend(m Message) {
 			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
 		}
 	case acceptCatchup:
-		if n.tick-gc.lastHello >= int64(n.cfg.HeartbeatTicks) || gc.lastHello == 0 {
+		// The first append of a leader's epoch asks at once: a hello
+		// sent while that leader was still a candidate went unanswered
+		// (handleGCHello), and waiting out the rest of a heartbeat would
+		// lengthen every failover by up to one.
+		first := m.Epoch != gc.catchupEpoch
+		gc.catchupEpoch = m.Epoch
+		if first || n.tick-gc.lastHello >= int64(n.cfg.HeartbeatTicks) || gc.lastHello == 0 {
 			n.sendHello()
 		}
 	}

@@ -85,6 +85,14 @@ func (n *Node) handleGroupAppend(m Message) {
 	case acceptCatchup, acceptStale:
 		// Stale: this member promised a newer epoch than the leader's; the
 		// request carries that epoch to the coordinator (reportNewerEpoch).
+		if m.Epoch != n.catchupEpoch {
+			// A relay of another epoch's history than the last one this
+			// member asked about asks at once: after a leader change the
+			// member asked during the election, and the coordinator,
+			// synchronized since, would otherwise wait out the rest of a
+			// heartbeat to bring it along.
+			n.catchupEpoch, n.lastCatchup = m.Epoch, 0
+		}
 		n.requestCatchup(MsgCatchupReq, m.Coord)
 	}
 }

@@ -54,9 +54,12 @@ type Node struct {
 	treeDown    []ID // the coordinator's down list, for forwarding
 	gcTable     []ID // the GL's coordinators, learned from appends
 	lastCatchup int64
-	maxGE       uint64 // highest group epoch seen, even when rejected
-	maxEpoch    Epoch  // highest global epoch seen, even when rejected
-	pendingCand *Message
+	// catchupEpoch is the epoch of the last relay this member could not
+	// accept (it asked its coordinator to catch it up).
+	catchupEpoch Epoch
+	maxGE        uint64 // highest group epoch seen, even when rejected
+	maxEpoch     Epoch  // highest global epoch seen, even when rejected
+	pendingCand  *Message
 
 	gc     *coordinator
 	gl     *leader
