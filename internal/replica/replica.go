@@ -315,11 +315,13 @@ func (r *Replica) handleReady() error {
 		}
 		if len(rd.Early) > 0 {
 			// The transport's writers must get the early messages onto
-			// the wire before this goroutine blocks in fsync. With one P
-			// (GOMAXPROCS=1, as the launcher runs ensembles on small
-			// machines) they would otherwise run only once the runtime
-			// takes the P back from the syscall, often after the fsync
-			// they were meant to overlap.
+			// the wire before this goroutine blocks in fsync. Readied by
+			// Send, they would otherwise wait for another thread to wake
+			// up, or, with one P (GOMAXPROCS=1, as the launcher runs
+			// large ensembles on small machines), for the runtime to
+			// take the P back from the syscall: often until after the
+			// fsync they were meant to overlap. Yielding runs them on
+			// this thread first.
 			runtime.Gosched()
 		}
 		if err := r.st.persist(&rd); err != nil {
