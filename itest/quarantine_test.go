@@ -101,17 +101,23 @@ func (qs *quarantineServer) corrupt(target string) corrupt.Report {
 	return rep
 }
 
+// snapshotFiles lists the server's snapshot files, oldest first, the one
+// being written (its temporary file) included.
+func (qs *quarantineServer) snapshotFiles() []string {
+	all, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
+	return all
+}
+
 // snapshots lists the server's complete snapshot files, oldest first.
 func (qs *quarantineServer) snapshots() []string {
-	all, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*"))
-	return slices.DeleteFunc(all, func(f string) bool { return strings.HasSuffix(f, ".tmp") })
+	return slices.DeleteFunc(qs.snapshotFiles(), func(f string) bool { return strings.HasSuffix(f, ".tmp") })
 }
 
 // snapshotBegun waits up to d for the server to have begun writing a
 // snapshot (its temporary file counts) and reports whether it has.
 func (qs *quarantineServer) snapshotBegun(d time.Duration) bool {
 	for deadline := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
-		if all, _ := filepath.Glob(filepath.Join(qs.dataDir(), "snap", "snapshot.*")); len(all) > 0 {
+		if len(qs.snapshotFiles()) > 0 {
 			return true
 		}
 		if time.Now().After(deadline) {
