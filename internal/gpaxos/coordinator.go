@@ -36,10 +36,7 @@ type coordinator struct {
 	leaderTo     ID    // the leader this coordinator reports to
 	leaderEpoch  Epoch // the epoch leaderTo leads
 	round        *promiseRound
-	lastHello    int64
-	// catchupEpoch is the epoch of the last append this coordinator could
-	// not accept for lack of the leader's history (it said hello for it).
-	catchupEpoch Epoch
+	hello        pacer // hellos to the leader
 }
 
 // promiseRound gathers a majority of the group's promises for a GL
@@ -116,7 +113,7 @@ func (n *Node) sendHello() {
 	if gc.leaderTo == None {
 		return
 	}
-	gc.lastHello = n.tick
+	gc.hello.asked(n.tick)
 	n.send(Message{Type: MsgGCHello, To: gc.leaderTo, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: gc.ge,
 		Current: n.hs.Current, Zxid: n.log.last(), Commit: n.hs.Commit})
 }
@@ -173,11 +170,9 @@ func (n *Node) handleAppend(m Message) {
 	case acceptCatchup:
 		// The first append of a leader's epoch asks at once: a hello
 		// sent while that leader was still a candidate went unanswered
-		// (handleGCHello), and waiting out the rest of a heartbeat would
-		// lengthen every failover by up to one.
-		first := m.Epoch != gc.catchupEpoch
-		gc.catchupEpoch = m.Epoch
-		if first || n.tick-gc.lastHello >= int64(n.cfg.HeartbeatTicks) || gc.lastHello == 0 {
+		// (handleGCHello).
+		gc.hello.forEpoch(m.Epoch)
+		if gc.hello.waited(n.tick, int64(n.cfg.HeartbeatTicks)) {
 			n.sendHello()
 		}
 	}
@@ -391,7 +386,7 @@ func (n *Node) tickCoordinator() {
 		gc.heardGL = n.tick
 		return
 	}
-	if n.hs.Current != n.hs.Promised && n.tick-gc.lastHello >= hb {
+	if n.hs.Current != n.hs.Promised && n.tick-gc.hello.last >= hb {
 		n.sendHello() // still waiting for the leader's synchronization
 	}
 	// Coordinators run one after another, a heartbeat apart: the first
@@ -632,8 +627,8 @@ func (n *Node) reportNewerEpoch(e Epoch) {
 		n.campaignGL()
 		return
 	}
-	if n.gc != nil && n.gc.leaderTo != None && n.tick-n.gc.lastHello >= int64(n.cfg.HeartbeatTicks) {
-		n.gc.lastHello = n.tick
+	if n.gc != nil && n.gc.leaderTo != None && n.tick-n.gc.hello.last >= int64(n.cfg.HeartbeatTicks) {
+		n.gc.hello.asked(n.tick)
 		// Coord names this server: it is the coordinator (a leader that
 		// reads Coord None from the server it writes to as "not a
 		// coordinator" would otherwise stop writing to it).

@@ -85,14 +85,9 @@ func (n *Node) handleGroupAppend(m Message) {
 	case acceptCatchup, acceptStale:
 		// Stale: this member promised a newer epoch than the leader's; the
 		// request carries that epoch to the coordinator (reportNewerEpoch).
-		if m.Epoch != n.catchupEpoch {
-			// A relay of another epoch's history than the last one this
-			// member asked about asks at once: after a leader change the
-			// member asked during the election, and the coordinator,
-			// synchronized since, would otherwise wait out the rest of a
-			// heartbeat to bring it along.
-			n.catchupEpoch, n.lastCatchup = m.Epoch, 0
-		}
+		// A relay of another epoch's history asks at once: the member
+		// asked during the election, before its coordinator had it.
+		n.catchup.forEpoch(m.Epoch)
 		n.requestCatchup(MsgCatchupReq, m.Coord)
 	}
 }
@@ -177,12 +172,12 @@ func (n *Node) catchupFromCandidate(m Message, cand ID) {
 }
 
 // requestCatchup asks to (the coordinator, or for a coordinator the leader)
-// for what this server misses, at most once per heartbeat interval.
+// for what this server misses, as n.catchup paces it.
 func (n *Node) requestCatchup(t MsgType, to ID) {
-	if to == None || n.tick-n.lastCatchup < int64(n.cfg.HeartbeatTicks) && n.lastCatchup != 0 {
+	if to == None || !n.catchup.waited(n.tick, int64(n.cfg.HeartbeatTicks)) {
 		return
 	}
-	n.lastCatchup = n.tick
+	n.catchup.asked(n.tick)
 	ge := n.hs.GroupEpoch
 	if n.gc != nil {
 		ge = n.gc.ge

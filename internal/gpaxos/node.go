@@ -51,15 +51,12 @@ type Node struct {
 	// heardCoord is the tick at which the coordinator this server follows
 	// was last heard; unlike heardGC, its own candidacies do not move it.
 	heardCoord  int64
-	treeDown    []ID // the coordinator's down list, for forwarding
-	gcTable     []ID // the GL's coordinators, learned from appends
-	lastCatchup int64
-	// catchupEpoch is the epoch of the last relay this member could not
-	// accept (it asked its coordinator to catch it up).
-	catchupEpoch Epoch
-	maxGE        uint64 // highest group epoch seen, even when rejected
-	maxEpoch     Epoch  // highest global epoch seen, even when rejected
-	pendingCand  *Message
+	treeDown    []ID   // the coordinator's down list, for forwarding
+	gcTable     []ID   // the GL's coordinators, learned from appends
+	catchup     pacer  // catch-up requests
+	maxGE       uint64 // highest group epoch seen, even when rejected
+	maxEpoch    Epoch  // highest global epoch seen, even when rejected
+	pendingCand *Message
 
 	gc     *coordinator
 	gl     *leader
