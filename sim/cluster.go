@@ -31,8 +31,14 @@ type server struct {
 	// outbox holds what the host sent (HostConfig.Send) until the server
 	// has paid for it.
 	outbox []gpaxos.Message
-	busy   bool
-	disk   disk
+	// busy: the server's loop is paying for CPU it spent. persisting is
+	// the Ready its storage is making durable, synced that the disk has
+	// finished it and the loop has yet to take note (replica.Replica's
+	// storage goroutine, which runs beside the loop).
+	busy       bool
+	persisting *gpaxos.Ready
+	synced     bool
+	disk       disk
 	// pending are the client operations this server proposed and has not
 	// answered, in the order it proposed them.
 	pending []*pendingReq
@@ -116,6 +122,7 @@ func (s *Sim) start(sv *server) error {
 		ents = sv.disk.ents
 	}
 	sv.up, sv.paused, sv.busy, sv.inbox, sv.outbox, sv.stallUntil, sv.tickMissed = true, false, false, nil, nil, 0, false
+	sv.persisting, sv.synced = nil, false
 	sv.tree, sv.pending, sv.pos, sv.applied, sv.snapIdx = newTree(s.p.Clients, s.p.Keys), nil, -1, 0, 0
 	sv.owners = sessions.NewOwners()
 	node := s.nodeConfig(sv)
@@ -180,24 +187,44 @@ func (w hostLogWriter) Write(b []byte) (int, error) {
 // the requests it had not answered.
 func (s *Sim) crash(sv *server) {
 	sv.up, sv.host, sv.tree, sv.inbox, sv.outbox, sv.pending, sv.busy, sv.ss = false, nil, nil, nil, nil, nil, false, nil
+	sv.persisting, sv.synced = nil, false
 	sv.inc++
 }
 
-// kick lets sv take new work as replica.Replica's loop does: one batch of
-// messages and the proposals queued, then the host's Readies until it is
-// quiet (handleReady). The server is a single queue: it is busy for the
-// CPU time of the batch and of the messages it sends, and for each fsync.
+// kick lets sv take new work as replica.Replica's loop does: the end of
+// its storage's persist, if the disk finished one, one batch of messages
+// and the proposals queued, then the host's Readies until it is quiet
+// (pump). The loop is a single queue, busy for the CPU time of the batch
+// and of the messages it sends; the disk runs beside it, one persist at
+// a time, and the loop goes on stepping messages during an fsync.
 func (s *Sim) kick(sv *server) {
 	if !sv.up || sv.paused || sv.busy || s.failed() {
 		return
 	}
-	s.handleReady(sv, s.takeWaiting(sv))
+	cost := s.takeWaiting(sv)
+	if s.failed() {
+		return
+	}
+	s.pump(sv, cost)
 }
 
-// takeWaiting is replica.Replica's takeWaiting: sv's host takes a tick it
-// missed, one batch of the messages waiting and the proposals queued; it
-// returns the CPU time of the messages.
+// takeWaiting is replica.Replica's takeWaiting: sv's host takes the end
+// of a persist, a tick it missed, one batch of the messages waiting and
+// the proposals queued; it returns the CPU time of the messages.
 func (s *Sim) takeWaiting(sv *server) float64 {
+	if sv.synced {
+		rd := *sv.persisting
+		sv.persisting, sv.synced = nil, false
+		if err := sv.host.Persisted(rd); err != nil {
+			s.fail(failCrash, "server %d: %v", sv.id, err)
+			return 0
+		}
+		s.maybeSnapshot(sv)
+		s.checkNode(sv)
+		if s.failed() {
+			return 0
+		}
+	}
 	if sv.tickMissed {
 		sv.tickMissed = false
 		sv.host.Tick()
@@ -219,97 +246,93 @@ func (s *Sim) takeWaiting(sv *server) float64 {
 	return cost
 }
 
-// handleReady is replica.Replica's handleReady: the host's next Ready,
-// persisted (fsync) before its messages leave, then the next, until the
-// host is quiet; then the server is idle. cost is the CPU time of the
-// work that came before, which the server pays first; sv.busy says that
-// it is in the middle of the loop.
-func (s *Sim) handleReady(sv *server, cost float64) {
-	rd, ok := sv.host.NextReady()
-	out := sv.outbox
-	sv.outbox = nil
-	if !ok && cost == 0 && len(out) == 0 {
+// pump is replica.Replica's pump: the host's Readies until it is quiet.
+// Early messages and what the host sent leave once their CPU is paid;
+// a Ready with something to write goes to the disk, whose fsync starts
+// then and runs beside the loop (a crash during it loses the Ready, not
+// what left); its Messages leave after it, when the loop takes note.
+// cost is the CPU time of the work that came before, which the loop pays
+// first.
+func (s *Sim) pump(sv *server, cost float64) {
+	var out []gpaxos.Message
+	take := func() {
+		out = append(out, sv.outbox...)
+		sv.outbox = nil
+	}
+	take()
+	for {
+		rd, ok := sv.host.NextReady()
+		take()
+		if !ok {
+			break
+		}
+		for i := range rd.Early {
+			s.count(sv, &rd.Early[i], true)
+		}
+		out = append(out, rd.Early...)
+		// The Messages are paid for when Persisted sends them.
+		for i := range rd.Messages {
+			s.count(sv, &rd.Messages[i], true)
+		}
+		if rd.Overlapped {
+			continue
+		}
+		if !mustWrite(sv.disk.hs, rd) {
+			if err := sv.host.Persisted(rd); err != nil {
+				s.fail(failCrash, "server %d: %v", sv.id, err)
+				return
+			}
+			s.maybeSnapshot(sv)
+			s.checkNode(sv)
+			if s.failed() {
+				return
+			}
+			take()
+			continue
+		}
+		s.startPersist(sv, rd, cost)
+	}
+	for i := range out {
+		cost += s.msgCost(&out[i])
+	}
+	if cost == 0 && len(out) == 0 {
 		if sv.busy {
 			s.idle(sv)
 		}
 		return
 	}
-	for i := range out {
-		cost += s.msgCost(&out[i])
-	}
 	inc := sv.inc
 	sv.busy = true
-	if !ok {
-		s.chargeCPU(sv, cost)
-		s.clk.after(int64(cost), func() {
-			if sv.inc == inc {
-				s.sendAll(sv, out)
-				s.idle(sv)
-			}
-		})
-		return
-	}
-	for i := range rd.Early {
-		cost += s.msgCost(&rd.Early[i])
-		s.count(sv, &rd.Early[i], true)
-	}
-	// The messages Persisted sends are paid for now.
-	var late int
-	for i := range rd.Messages {
-		cost += s.msgCost(&rd.Messages[i])
-		if rd.Messages[i].To != sv.id {
-			late++
-		}
-		s.count(sv, &rd.Messages[i], true)
-	}
 	s.chargeCPU(sv, cost)
-	var fsync int64
-	if rd.HardState != nil || rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 {
-		fsync = s.p.FsyncUS + s.fsyncStall(sv, int64(cost)+s.p.FsyncUS)
-	}
-	if len(out) > 0 || len(rd.Early) > 0 {
-		// What the host sent and the early messages leave once their CPU
-		// is paid, while the fsync runs; a crash during it loses the Ready
-		// but not them.
-		s.clk.after(int64(cost), func() {
-			if sv.inc != inc {
-				return
-			}
+	s.clk.after(int64(cost), func() {
+		if sv.inc == inc {
 			s.sendAll(sv, out)
-			s.sendAll(sv, rd.Early)
-		})
-	}
-	s.clk.after(int64(cost)+fsync, func() {
+			s.idle(sv)
+		}
+	})
+}
+
+// mustWrite reports whether persisting rd writes anything, as the
+// replica's storage decides: a new commit point alone is not written.
+func mustWrite(saved gpaxos.HardState, rd gpaxos.Ready) bool {
+	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 ||
+		rd.HardState != nil && !rd.HardState.SameVotes(saved)
+}
+
+// startPersist hands rd to sv's disk after the loop's CPU time after:
+// one fsync later rd is durable, and the loop takes note when it is next
+// free.
+func (s *Sim) startPersist(sv *server, rd gpaxos.Ready, after float64) {
+	sv.persisting = &rd
+	fsync := s.p.FsyncUS + s.fsyncStall(sv, int64(after)+s.p.FsyncUS)
+	inc := sv.inc
+	s.clk.after(int64(after)+fsync, func() {
 		if sv.inc != inc {
 			return // crashed before the fsync completed: the Ready is lost
 		}
 		s.persist(sv, rd)
-		if err := sv.host.Persisted(rd); err != nil {
-			s.fail(failCrash, "server %d: %v", sv.id, err)
-			return
-		}
-		s.maybeSnapshot(sv)
-		s.checkNode(sv)
-		if s.failed() {
-			return
-		}
-		// Persisted sends rd.Messages first, then what finishing the Ready
-		// made the host send (a proposal stream resent once a leader
-		// change settled), which is paid for before it leaves with the
-		// next Ready's messages.
-		out := sv.outbox
-		sv.outbox = nil
-		s.sendAll(sv, out[:late])
-		sv.outbox = out[late:]
-		// What arrived during the fsync joins the next Ready.
-		var cost float64
-		if !sv.paused {
-			cost = s.takeWaiting(sv)
-			if s.failed() {
-				return
-			}
-		}
-		s.handleReady(sv, cost)
+		sv.synced = true
+		s.kick(sv)
 	})
 }
 
@@ -374,7 +397,9 @@ func (s *Sim) msgCost(m *gpaxos.Message) float64 {
 // promises never go backwards and that a zxid always names one entry.
 func (s *Sim) persist(sv *server, rd gpaxos.Ready) {
 	d := &sv.disk
-	if rd.HardState != nil {
+	if rd.HardState != nil && (rd.Snapshot != nil || !rd.HardState.SameVotes(d.hs)) {
+		// Like the replica's storage, a new commit point alone is not
+		// written.
 		if rd.HardState.Promised < d.hs.Promised || rd.HardState.Current < d.hs.Current || rd.HardState.GroupEpoch < d.hs.GroupEpoch {
 			s.fail(failCorrectness, "server %d: durable epochs went backwards: %+v -> %+v", sv.id, d.hs, *rd.HardState)
 		}
@@ -614,11 +639,11 @@ func (s *Sim) tickPeriod(sv *server) int64 {
 // tickLoop ticks sv every tick period (tickPeriod) from a per-server phase.
 //
 // A production replica ticks its host from the goroutine that steps
-// messages and fsyncs, and its ticker keeps one missed tick: a tick that
-// comes while the server is busy (a batch, an fsync, a stalled fsync of
-// seconds) is seen once when it is next idle. A host ticked through a
-// stall would time out and campaign again and again with none of it
-// reaching the disk or the network, which no server does.
+// messages, and its ticker keeps one missed tick: a tick that comes while
+// the loop is busy with a batch is seen once when it is next free. The
+// storage runs beside the loop, so ticks go on during an fsync, however
+// long it stalls (the node then goes quiet after a heartbeat, see
+// gpaxos.Node.Ready).
 func (s *Sim) tickLoop(sv *server) {
 	s.clk.after(s.tickPeriod(sv), func() {
 		switch {

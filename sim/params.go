@@ -133,8 +133,8 @@ type Params struct {
 	TickSkew  float64
 	TickDrift bool
 	// StallProb is the probability that an fsync of the safety phase
-	// stalls for StallMinUS to StallMaxUS (ending by the heal), the server
-	// busy meanwhile, as during any fsync.
+	// stalls for StallMinUS to StallMaxUS (ending by the heal); the
+	// server's loop goes on meanwhile, as during any fsync.
 	StallProb              float64
 	StallMinUS, StallMaxUS int64
 	// DiskFaults are the storage faults a restart of the safety phase may

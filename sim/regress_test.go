@@ -193,27 +193,27 @@ func TestReplay(t *testing.T) {
 // it; without the reconnect's move through the log (a server accepts a
 // reconnecting session on its own tree's word), a client takes back a lock
 // its ended session no longer holds, or a write it sent through the server
-// it left deletes the lock it holds again; without the epoch check on
-// expiries, a deposed leader's expiry, handed on to the next leader, ends
-// the session of a client still connected and touched through the new one.
-// With the rules, each seed passes. It shows the lock checker catching the bugs the rules prevent.
+// it left deletes the lock it holds again. With the rules, each seed
+// passes. It shows the lock checker catching the bugs the rules prevent.
+// (The epoch check on expiries, which keeps a deposed leader's expiry,
+// handed on to the next leader, from ending a session still touched
+// through the new one, has no seed here: since servers step messages
+// during their fsync, no seed searched reaches that case, thousands at
+// 27-3-3 and fewer at 9-3-3 and classic-3.)
 func TestSessionRulesKeepOneLockHolder(t *testing.T) {
 	noGuard := func(o *Options) { o.NoServingGuard = true }
 	noMove := func(o *Options) { o.NoReconnectValidation = true }
-	anyEpoch := func(o *Options) { o.ExpiryInAnyEpoch = true }
 	for _, c := range []struct {
 		tp      topology
 		seed    int64
 		without string
 		breakIt func(*Options)
 	}{
-		{topology{"classic-3", 3, 1, 2, true}, 13, "guard", noGuard},
-		{topology{"classic-3", 3, 1, 2, true}, 48, "guard", noGuard},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 67, "guard", noGuard},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 80, "guard", noGuard},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 49, "move", noMove},
-		{topology{"forest-27-3-3", 27, 3, 3, false}, 627, "epoch-check", anyEpoch},
-		{topology{"forest-27-3-3", 27, 3, 3, false}, 663, "epoch-check", anyEpoch},
+		{topology{"classic-3", 3, 1, 2, true}, 90, "guard", noGuard},
+		{topology{"classic-3", 3, 1, 2, true}, 252, "guard", noGuard},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 71, "guard", noGuard},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 287, "guard", noGuard},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 75, "move", noMove},
 	} {
 		t.Run(fmt.Sprintf("%s/%d/without-%s", c.tp.name, c.seed, c.without), func(t *testing.T) {
 			o := Options{Seed: c.seed, Swarm: true, Sessions: true, Without: []string{"localreads", "weak"}}
@@ -245,10 +245,10 @@ func TestLocalReadsNeverGoBack(t *testing.T) {
 		tp   topology
 		seed int64
 	}{
+		{topology{"classic-3", 3, 1, 2, true}, 6},
 		{topology{"classic-3", 3, 1, 2, true}, 9},
-		{topology{"classic-3", 3, 1, 2, true}, 3},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 11},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 9},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 5},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 6},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", c.tp.name, c.seed), func(t *testing.T) {
 			o := Options{Seed: c.seed, Swarm: true, LocalReads: true, Without: []string{"weak"}}
@@ -281,9 +281,9 @@ func TestWeakConnectionsKeepAPrefix(t *testing.T) {
 		tp   topology
 		seed int64
 	}{
-		{topology{"classic-3", 3, 1, 2, true}, 412},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 6},
-		{topology{"forest-9-3-3", 9, 3, 3, false}, 72},
+		{topology{"classic-3", 3, 1, 2, true}, 32},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 87},
+		{topology{"forest-9-3-3", 9, 3, 3, false}, 115},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", c.tp.name, c.seed), func(t *testing.T) {
 			o := Options{Seed: c.seed, Swarm: true, Weak: true}

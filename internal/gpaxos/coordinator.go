@@ -165,7 +165,7 @@ func (n *Node) handleAppend(m Message) {
 			// (only while it is: a coordinator cut off from its members
 			// must not make their group count as heard, or a leader cut
 			// off with it would never step down).
-			n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
+			n.sendGAck(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: gc.reported, Conf: n.confHash})
 		}
 	case acceptCatchup:
 		// The first append of a leader's epoch asks at once: a hello
@@ -258,8 +258,22 @@ func (n *Node) handleGroupAck(m Message) {
 	}))
 	if idx > gc.reported {
 		gc.reported = idx
-		n.send(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx, Conf: n.confHash})
+		n.sendGAck(Message{Type: MsgGAck, To: gc.leaderTo, Epoch: n.hs.Current, Group: n.group, GroupEpoch: gc.ge, Zxid: idx, Conf: n.confHash})
 	}
+}
+
+// sendGAck sends m, a group's majority point, to the leader; a leader
+// that coordinates the group takes it at once, as it takes its own
+// appends (broadcastAppend). The point counts this server only through
+// its own acknowledgment, which waits for its fsync, so a leader whose
+// fsync is still running commits on its members' acknowledgments alone.
+func (n *Node) sendGAck(m Message) {
+	if m.To == n.id && n.gl != nil {
+		m.From, m.Inc = n.id, n.inc
+		n.handleGAck(m)
+		return
+	}
+	n.send(m)
 }
 
 // handleCatchupReq answers a member that is behind with a synchronization

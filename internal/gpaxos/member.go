@@ -210,6 +210,22 @@ func (n *Node) ack(coord ID, ge uint64) {
 	if !n.mayVote() {
 		return
 	}
+	// An acknowledgment still queued as the last message to coord says
+	// the same of an older point: it now says it of the new one, which is
+	// as durable once they leave (every point waits for the same Ready).
+	// Appends that carry only a commit point, which arrive during this
+	// server's fsync, would otherwise queue one acknowledgment each.
+	for i := len(n.msgs) - 1; i >= 0; i-- {
+		m := &n.msgs[i]
+		if m.To != coord {
+			continue
+		}
+		if m.Type == MsgGroupAck && !m.Reject && m.Epoch == n.hs.Current && m.Group == n.group && m.GroupEpoch == ge {
+			m.Zxid = n.log.last()
+			return
+		}
+		break
+	}
 	n.send(Message{Type: MsgGroupAck, To: coord, Epoch: n.hs.Current, Group: n.group, GroupEpoch: ge, Zxid: n.log.last()})
 }
 

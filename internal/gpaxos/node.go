@@ -44,7 +44,15 @@ type Node struct {
 	snapPending *Snapshot
 	savedHS     HardState
 	msgs        []Message
-	readyOut    bool
+	// persisting is set while the host persists the last Ready (handed
+	// out, not yet advanced): Ready then hands out only overlapped
+	// Readies. persistBinding says that Ready makes a promise, an epoch,
+	// a snapshot or a truncation durable; persistLateTo lists the servers
+	// it holds Messages for; persistTicks counts the ticks it has taken.
+	persisting     bool
+	persistBinding bool
+	persistLateTo  []ID
+	persistTicks   int
 
 	// Member state.
 	heardGC int64 // tick at which the coordinator was last heard, or a candidacy of this server ended
@@ -115,6 +123,9 @@ func (n *Node) ID() ID { return n.id }
 // Tick advances the node's logical clock by one tick.
 func (n *Node) Tick() {
 	n.tick++
+	if n.persisting {
+		n.persistTicks++
+	}
 	n.adoptConfigRoles()
 	n.maybeRequestRegistration()
 	switch {
@@ -296,9 +307,14 @@ func (n *Node) advanceCommit(c Zxid) {
 	}
 }
 
-// Ready is everything the host must do after feeding the node: persist, then
-// send, then apply.
+// Ready is everything the host must do after feeding the node: send the
+// Early messages, apply the committed entries, persist, then send the
+// Messages.
 type Ready struct {
+	// Overlapped marks a Ready handed out while the previous one is being
+	// persisted (see Node.Ready): it carries only Early messages and
+	// CommittedEntries, needs no storage, and takes no Advance.
+	Overlapped bool
 	// HardState, when non-nil, must be written to stable storage.
 	HardState *HardState
 	// Snapshot, when non-nil, must be saved and every stored entry
@@ -324,14 +340,18 @@ type Ready struct {
 	// them speak for that state. Messages may be addressed to the node
 	// itself; deliver those through Step like any other.
 	Messages []Message
-	// CommittedEntries are committed and must be applied in order.
+	// CommittedEntries are committed and must be applied in order. They
+	// may be applied before this Ready is durable: an entry commits once
+	// a quorum holds it durably, and the node counts its own log only
+	// through its own acknowledgment, which waits for its fsync; so a
+	// committed entry may still be on its way to this node's disk.
 	CommittedEntries []Entry
 }
 
 // HasReady reports whether Ready would return anything.
 func (n *Node) HasReady() bool {
-	if n.readyOut {
-		return false
+	if n.persisting {
+		return n.hasOverlapped()
 	}
 	return n.hs != n.savedHS || n.snapPending != nil || n.truncate || len(n.unstable) > 0 ||
 		len(n.msgs) > 0 || n.hasCommitted() || (n.gl != nil && n.gl.wantsFlush(n))
@@ -341,9 +361,23 @@ func (n *Node) hasCommitted() bool {
 	return min(n.hs.Commit, n.log.last()) > n.applied
 }
 
-// Ready returns what the host must do next. The host must call Advance after
-// doing it and before calling Ready again.
+// Ready returns what the host must do next. The host calls Advance once
+// it has persisted the Ready and sent its Messages.
+//
+// A host that persists off its protocol loop may call Ready again before
+// Advance, while the last Ready is being persisted: it then gets an
+// overlapped Ready with only what needs no storage, committed entries to
+// apply and messages that may leave at once, and keeps stepping messages
+// in the meantime. A leader's acknowledgments from its members then
+// commit while its own fsync runs, and members learn of commits during
+// theirs (etcd's raft allows the same with asynchronous storage writes).
+// What must be durable (entries, votes, acknowledgments) waits for the
+// Ready after Advance, which is where new proposals are ordered too, so
+// that one fsync still covers everything that arrived during the last.
 func (n *Node) Ready() Ready {
+	if n.persisting {
+		return n.overlappedReady()
+	}
 	if n.gl != nil {
 		n.flushLeader()
 	}
@@ -359,18 +393,115 @@ func (n *Node) Ready() Ready {
 	}
 	rd.Entries = n.unstable
 	rd.Early, rd.Messages = n.earlyMessages(rd, n.msgs)
-	if c := min(n.hs.Commit, n.log.last()); c > n.applied {
-		from := n.applied
-		if n.log.snap.Index > from {
-			from = n.log.snap.Index
+	rd.CommittedEntries = n.takeCommitted()
+	n.persisting, n.persistTicks = true, 0
+	n.persistBinding = rd.Snapshot != nil || rd.TruncateAfter != nil || !n.hs.SameVotes(n.savedHS)
+	n.persistLateTo = n.persistLateTo[:0]
+	for _, m := range rd.Messages {
+		if !slices.Contains(n.persistLateTo, m.To) {
+			n.persistLateTo = append(n.persistLateTo, m.To)
 		}
-		rd.CommittedEntries = slices.Clone(n.log.between(from, c))
-		n.applied = c
 	}
 	n.savedHS = n.hs
 	n.snapPending, n.truncate, n.unstable, n.msgs = nil, false, nil, nil
-	n.readyOut = true
 	return rd
+}
+
+// takeCommitted returns the entries committed since the last Ready and
+// marks them applied.
+func (n *Node) takeCommitted() []Entry {
+	c := min(n.hs.Commit, n.log.last())
+	if c <= n.applied {
+		return nil
+	}
+	from := max(n.applied, n.log.snap.Index)
+	ents := slices.Clone(n.log.between(from, c))
+	n.applied = c
+	return ents
+}
+
+// overlapping reports whether messages may leave while the last Ready is
+// being persisted: neither it nor what happened since changes anything
+// that must reach the disk before anyone hears of it (a promise, an
+// epoch, a snapshot, a truncation), and the disk has answered within a
+// heartbeat. A server whose disk stops answering goes quiet, as if it had
+// stopped, so that the others route around it: a leader that kept
+// sending heartbeats and commit points, but ordered nothing new until its
+// disk came back, would stall every write without anyone electing
+// another.
+func (n *Node) overlapping() bool {
+	return !n.persistBinding && n.hs.SameVotes(n.savedHS) && n.snapPending == nil && !n.truncate &&
+		n.persistTicks < n.cfg.HeartbeatTicks
+}
+
+// hasOverlapped reports whether overlappedReady would return anything.
+func (n *Node) hasOverlapped() bool {
+	if n.snapPending == nil && n.hasCommitted() {
+		return true
+	}
+	if !n.overlapping() {
+		return false
+	}
+	if n.gl != nil && n.hs.Commit > n.gl.sentCommit {
+		return true
+	}
+	blocked := n.persistLateTo
+	for _, m := range n.msgs {
+		if n.overlapSafe(m) && !slices.Contains(blocked, m.To) {
+			return true
+		}
+		blocked = append(blocked[:len(blocked):len(blocked)], m.To)
+	}
+	return false
+}
+
+// overlappedReady is Ready while the last one is being persisted: the
+// committed entries (unless a snapshot waits to be delivered first) and
+// the messages that claim nothing about this node's storage, each only if
+// no earlier message to the same server is held back, so that every
+// server still receives the node's messages in order.
+func (n *Node) overlappedReady() Ready {
+	rd := Ready{Overlapped: true}
+	if n.overlapping() {
+		if n.gl != nil && n.hs.Commit > n.gl.sentCommit {
+			// The commit point leaves now; new proposals wait for the
+			// Ready after Advance.
+			n.broadcastAppend(n.log.last(), nil)
+		}
+		blocked := slices.Clone(n.persistLateTo)
+		var keep []Message
+		for _, m := range n.msgs {
+			if n.overlapSafe(m) && !slices.Contains(blocked, m.To) {
+				rd.Early = append(rd.Early, m)
+				continue
+			}
+			blocked = append(blocked, m.To)
+			keep = append(keep, m)
+		}
+		n.msgs = keep
+	}
+	if n.snapPending == nil {
+		rd.CommittedEntries = n.takeCommitted()
+	}
+	return rd
+}
+
+// overlapSafe reports whether m may leave while this node's last Ready is
+// being persisted: it carries entries, proposals or a commit point, or a
+// group's majority point, which counts this node only through its own
+// acknowledgment (sent after its fsync). Never a message to itself, an
+// acknowledgment of its own log, a promise or a refusal.
+func (n *Node) overlapSafe(m Message) bool {
+	if m.To == n.id {
+		return false
+	}
+	switch m.Type {
+	case MsgProp, MsgAppend, MsgGroupAppend:
+		return true
+	case MsgGAck:
+		return !m.Reject
+	}
+	return false
 }
 
 // earlyMessages splits msgs, the messages of rd, into those the host may
@@ -385,21 +516,18 @@ func (n *Node) Ready() Ready {
 // go early (MsgProp, MsgAppend, MsgGroupAppend): they claim nothing about
 // this node's log, and every acknowledgment, the node's own included (a
 // message to itself), still waits for the fsync. Their commit point must
-// not count an entry of this Ready (it never does today: the node counts
-// itself only through its own acknowledgment, stepped after the fsync; the
-// check keeps that an invariant rather than an accident). A message goes
-// early only if every message before it to the same server does, so each
-// server receives them in the order the node produced them.
+// not count an entry of this Ready (it never does: the node counts
+// itself only through its own acknowledgment, stepped after the fsync,
+// and no other server has seen these entries yet; the check keeps that
+// an invariant rather than an accident). A message goes early only if
+// every message before it to the same server does, so each server
+// receives them in the order the node produced them.
 func (n *Node) earlyMessages(rd Ready, msgs []Message) (early, late []Message) {
 	if len(rd.Entries) == 0 || rd.Snapshot != nil || rd.TruncateAfter != nil || len(msgs) == 0 {
 		return nil, msgs
 	}
-	if rd.HardState != nil {
-		votes, saved := *rd.HardState, n.savedHS
-		votes.Commit = saved.Commit
-		if votes != saved {
-			return nil, msgs
-		}
+	if rd.HardState != nil && !rd.HardState.SameVotes(n.savedHS) {
+		return nil, msgs
 	}
 	first := rd.Entries[0].Zxid
 	var blocked map[ID]bool
@@ -425,9 +553,9 @@ func (n *Node) earlyMessages(rd Ready, msgs []Message) (early, late []Message) {
 	return early, late
 }
 
-// Advance tells the node that the last Ready has been persisted, sent and
-// applied.
-func (n *Node) Advance() { n.readyOut = false }
+// Advance tells the node that the last Ready (not an overlapped one) has
+// been persisted and its Messages sent.
+func (n *Node) Advance() { n.persisting = false }
 
 // Compact discards the log up to index, which the application has applied
 // and captured in data. The host persists the snapshot itself (it made it);

@@ -56,7 +56,9 @@ type Entry struct {
 
 // HardState is the part of a node's state that must survive a crash. Every
 // message a node sends reflects only hard state and entries that were made
-// durable before the message left (see Ready).
+// durable before the message left (see Ready), except its commit point,
+// which may count entries still on their way to its own disk: a quorum
+// holds them durably.
 type HardState struct {
 	// Promised is the highest global epoch this acceptor has promised; it
 	// ignores every global-protocol message of an older epoch.
@@ -72,6 +74,14 @@ type HardState struct {
 	Coordinator ID
 	// Commit is a zxid known committed (a hint that saves re-learning it).
 	Commit Zxid
+}
+
+// SameVotes reports whether hs and o differ at most in Commit: a hint the
+// node re-learns from its coordinator, which needs no write of its own
+// (a host writes it with the next change that matters).
+func (hs HardState) SameVotes(o HardState) bool {
+	hs.Commit = o.Commit
+	return hs == o
 }
 
 // Snapshot is an application state covering every entry up to Index.

@@ -69,7 +69,8 @@ type HostConfig struct {
 // called from the driver's one goroutine. The driver's cycle is: feed the
 // host (Step, Tick, TakeQueued, ...), then, until NextReady says the host
 // is quiet, send the Ready's Early messages, make its state durable, and
-// call Persisted.
+// call Persisted; or, persisting off its loop, keep feeding the host and
+// taking overlapped Readies until the state is durable.
 type Host struct {
 	cfg    HostConfig
 	id     gpaxos.ID
@@ -269,25 +270,26 @@ func (h *Host) Tick() {
 }
 
 // NextReady returns the node's next Ready, after stepping the messages the
-// node sent itself; false when there is nothing to do. The driver sends
-// rd.Early at once, makes the rest durable (see gpaxos.Ready), and calls
-// Persisted.
+// node sent itself; false when there is nothing to do. It delivers the
+// Ready's snapshot and committed entries itself, before they are durable
+// here (see gpaxos.Ready.CommittedEntries). The driver sends rd.Early at
+// once; unless rd is Overlapped, it then makes the rest durable (see
+// gpaxos.Ready) and calls Persisted. A driver that persists off its loop
+// may call NextReady again before Persisted: it gets overlapped Readies
+// (Early messages and deliveries only) until then.
 func (h *Host) NextReady() (gpaxos.Ready, bool) {
 	for {
 		if h.node.HasReady() {
 			rd := h.node.Ready()
 			h.leaderAppended(&rd)
+			h.deliverReady(rd)
 			return rd, true
 		}
 		if len(h.local) == 0 {
 			// News of the streams made since the last Ready (a leader
 			// change settled, early replies arrived) leave now rather
 			// than with the next Ready, which may be a while coming.
-			var d Delivery
-			h.takeNews(&d)
-			if len(d.Resent) > 0 || len(d.Early) > 0 || d.Abandoned != 0 {
-				h.cfg.Deliver(d)
-			}
+			h.deliverNews()
 			return gpaxos.Ready{}, false
 		}
 		local := h.local
@@ -298,8 +300,34 @@ func (h *Host) NextReady() (gpaxos.Ready, bool) {
 	}
 }
 
-// Persisted finishes rd once its state is durable: it sends rd.Messages,
-// delivers what committed, and advances the node.
+// deliverReady delivers rd's snapshot and committed entries, with the
+// streams' news.
+func (h *Host) deliverReady(rd gpaxos.Ready) {
+	if rd.Snapshot != nil && len(h.streams.inflight) > 0 {
+		h.abandon("a snapshot was installed while proposals were in flight")
+	}
+	d := Delivery{Snapshot: rd.Snapshot}
+	for _, e := range rd.CommittedEntries {
+		d.Entries = append(d.Entries, h.committed(e))
+	}
+	h.takeNews(&d)
+	if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || len(d.Early) > 0 || d.Abandoned != 0 {
+		h.cfg.Deliver(d)
+	}
+}
+
+// deliverNews delivers the streams' news, if any.
+func (h *Host) deliverNews() {
+	var d Delivery
+	h.takeNews(&d)
+	if len(d.Resent) > 0 || len(d.Early) > 0 || d.Abandoned != 0 {
+		h.cfg.Deliver(d)
+	}
+}
+
+// Persisted finishes rd, which NextReady returned (not an overlapped
+// one), once its state is durable: it sends rd.Messages and advances the
+// node.
 func (h *Host) Persisted(rd gpaxos.Ready) error {
 	if h.cfg.OnConfig != nil {
 		for _, e := range rd.Entries {
@@ -317,14 +345,6 @@ func (h *Host) Persisted(rd gpaxos.Ready) error {
 			h.cfg.Send(m)
 		}
 	}
-	if rd.Snapshot != nil && len(h.streams.inflight) > 0 {
-		h.abandon("a snapshot was installed while proposals were in flight")
-	}
-	d := Delivery{Snapshot: rd.Snapshot}
-	for _, e := range rd.CommittedEntries {
-		d.Entries = append(d.Entries, h.committed(e))
-	}
-	h.takeNews(&d)
 	h.node.Advance()
 	if st := h.node.Status(); h.recovering && !st.Recovering {
 		h.recovering = false
@@ -339,9 +359,7 @@ func (h *Host) Persisted(rd gpaxos.Ready) error {
 		h.logger.Info("replica registered again: it votes from now on", "id", h.id,
 			"incarnation", fmt.Sprintf("%016x", h.inc))
 	}
-	if d.Snapshot != nil || len(d.Entries) > 0 || len(d.Resent) > 0 || len(d.Early) > 0 || d.Abandoned != 0 {
-		h.cfg.Deliver(d)
-	}
+	h.deliverNews()
 	return nil
 }
 

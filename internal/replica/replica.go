@@ -89,6 +89,14 @@ type Replica struct {
 	queued chan struct{} // signals a proposal queued by Propose
 	ticker *time.Ticker  // the node's clock; owned by the run loop
 
+	// The storage goroutine (persistLoop) makes one Ready durable at a
+	// time while the run loop goes on stepping messages: persistC hands
+	// it the Ready, persistedC returns the outcome, and persisting is the
+	// Ready in between (owned by the run loop).
+	persistC   chan *gpaxos.Ready
+	persistedC chan error
+	persisting *gpaxos.Ready
+
 	// Early replies to this server's own proposals (SendEarly).
 	earlyMu    sync.Mutex
 	earlyLocal []gpaxos.Message
@@ -131,15 +139,17 @@ func Open(cfg Config) (*Replica, error) {
 	rng := rand.New(rand.NewSource(cfg.Seed))
 	r := &Replica{
 		cfg: cfg, st: st,
-		queued:    make(chan struct{}, 1),
-		earlyWake: make(chan struct{}, 1),
-		outWake:   make(chan struct{}, 1),
-		compactC:  make(chan compactReq),
-		confC:     make(chan confReq),
-		votersC:   make(chan votersReq),
-		deliverC:  make(chan Delivery),
-		stopC:     make(chan struct{}),
-		doneC:     make(chan struct{}),
+		queued:     make(chan struct{}, 1),
+		earlyWake:  make(chan struct{}, 1),
+		outWake:    make(chan struct{}, 1),
+		compactC:   make(chan compactReq),
+		confC:      make(chan confReq),
+		votersC:    make(chan votersReq),
+		deliverC:   make(chan Delivery),
+		persistC:   make(chan *gpaxos.Ready, 1),
+		persistedC: make(chan error, 1),
+		stopC:      make(chan struct{}),
+		doneC:      make(chan struct{}),
 	}
 	r.host, err = NewHost(HostConfig{
 		Node: gpaxos.Config{
@@ -269,15 +279,24 @@ func (r *Replica) fail(err error) {
 
 func (r *Replica) run() {
 	defer close(r.doneC)
-	defer r.st.close()
+	stored := make(chan struct{})
+	go r.persistLoop(stored)
+	defer func() {
+		close(r.persistC)
+		<-stored
+		r.st.close()
+	}()
 	r.ticker = time.NewTicker(r.cfg.Tick)
 	defer r.ticker.Stop()
 	recv := r.cfg.Transport.Recv()
 	h := r.host
 	for {
+		var err error
 		select {
 		case <-r.stopC:
 			return
+		case res := <-r.persistedC:
+			err = r.persisted(res)
 		case ms := <-recv:
 			r.step(ms)
 		case <-r.ticker.C:
@@ -293,64 +312,98 @@ func (r *Replica) run() {
 		case v := <-r.votersC:
 			v.reply <- h.ConfigAt(v.index)
 		}
-		r.takeWaiting()
-		if err := r.handleReady(); err != nil {
+		if err == nil {
+			err = r.takeWaiting()
+		}
+		if err == nil {
+			err = r.pump()
+		}
+		if err != nil {
 			r.fail(err)
 			return
 		}
 	}
 }
 
-// handleReady persists, sends and delivers until the host is quiet.
-func (r *Replica) handleReady() error {
+// persistLoop makes the Readies it is handed durable, in order, until
+// persistC closes.
+func (r *Replica) persistLoop(stored chan<- struct{}) {
+	defer close(stored)
+	for rd := range r.persistC {
+		r.persistedC <- r.st.persist(rd)
+	}
+}
+
+// pump takes the host's Readies until it is quiet. Early messages leave
+// at once and the host delivers what committed; a Ready's state goes to
+// the storage goroutine, and until it is durable the host hands out only
+// overlapped Readies while the loop goes on stepping messages: members'
+// acknowledgments commit during this server's fsync, and commits reach
+// the application during it (gpaxos.Node.Ready).
+func (r *Replica) pump() error {
 	for {
 		rd, ok := r.host.NextReady()
 		if !ok {
 			return nil
 		}
-		// Appends down the trees leave while this server's fsync runs
-		// (gpaxos.Ready.Early says which may).
 		for _, m := range rd.Early {
 			r.cfg.Transport.Send(m)
 		}
+		if rd.Overlapped {
+			continue
+		}
+		if !r.st.mustWrite(&rd) {
+			if err := r.host.Persisted(rd); err != nil {
+				return err
+			}
+			r.publishStatus()
+			continue
+		}
 		if len(rd.Early) > 0 {
 			// The transport's writers must get the early messages onto
-			// the wire before this goroutine blocks in fsync. Readied by
-			// Send, they would otherwise wait for another thread to wake
-			// up, or, with one P (GOMAXPROCS=1, as the launcher runs
+			// the wire before the storage goroutine blocks in fsync.
+			// Readied by Send, they would otherwise wait behind it for a
+			// thread, or, with one P (GOMAXPROCS=1, as the launcher runs
 			// large ensembles on small machines), for the runtime to
 			// take the P back from the syscall: often until after the
 			// fsync they were meant to overlap. Yielding runs them on
 			// this thread first.
 			runtime.Gosched()
 		}
-		if err := r.st.persist(&rd); err != nil {
-			return err
-		}
-		if err := r.host.Persisted(rd); err != nil {
-			return err
-		}
-		r.publishStatus()
-		select {
-		case <-r.stopC:
-			return nil
-		default:
-		}
-		// What arrived during the fsync joins the next Ready: proposals
-		// are ordered one fsync sooner, and more share it.
-		r.takeWaiting()
+		r.persisting = &rd
+		r.persistC <- &rd
 	}
 }
 
+// persisted finishes the Ready the storage goroutine made durable (or
+// failed to: err).
+func (r *Replica) persisted(err error) error {
+	rd := r.persisting
+	r.persisting = nil
+	if err != nil {
+		return err
+	}
+	if err := r.host.Persisted(*rd); err != nil {
+		return err
+	}
+	r.publishStatus()
+	return nil
+}
+
 // takeWaiting takes what is already waiting (messages, proposals,
-// ticks, the application's requests), so that one Ready (one fsync)
-// covers it all. Taking every kind keeps the node's clock and the
-// application served while a steady load keeps handleReady busy.
-func (r *Replica) takeWaiting() {
+// ticks, the application's requests, the storage's outcome), so that
+// one Ready (one fsync) covers it all. Taking every kind keeps the
+// node's clock and the application served while a steady load keeps the
+// loop busy.
+func (r *Replica) takeWaiting() error {
 	recv := r.cfg.Transport.Recv()
 	h := r.host
 	for i := 0; i < 4096; i++ {
 		select {
+		case res := <-r.persistedC:
+			if err := r.persisted(res); err != nil {
+				return err
+			}
 		case ms := <-recv:
 			r.step(ms)
 		case <-r.queued:
@@ -366,9 +419,10 @@ func (r *Replica) takeWaiting() {
 		case v := <-r.votersC:
 			v.reply <- h.ConfigAt(v.index)
 		default:
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // step hands received messages to the node, in order.

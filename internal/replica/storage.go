@@ -360,7 +360,7 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 	if rd.HardState != nil {
 		hs = *rd.HardState
 	}
-	if len(rd.Entries) > 0 && !based && rd.TruncateAfter == nil && sameVotes(hs, s.saved) && s.mayskipSync(rd.Entries) {
+	if len(rd.Entries) > 0 && !based && rd.TruncateAfter == nil && hs.SameVotes(s.saved) && s.mayskipSync(rd.Entries) {
 		// Written, not durable: a process crash loses nothing, a machine
 		// crash can (Config.SkipSync).
 		if err := s.log.Flush(); err != nil {
@@ -378,12 +378,19 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 			s.onSync(len(rd.Entries), time.Since(start))
 		}
 	}
-	if based || !sameVotes(hs, s.saved) {
+	if based || !hs.SameVotes(s.saved) {
 		if err := s.writeHardState(hs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// mustWrite reports whether persisting rd writes anything: a new commit
+// point alone is not written (gpaxos.HardState.SameVotes).
+func (s *storage) mustWrite(rd *gpaxos.Ready) bool {
+	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 ||
+		rd.HardState != nil && !rd.HardState.SameVotes(s.saved)
 }
 
 // mayskipSync reports whether ents are all proposals skipSync lets go
@@ -402,15 +409,6 @@ func (s *storage) mayskipSync(ents []gpaxos.Entry) bool {
 		}
 	}
 	return true
-}
-
-// sameVotes reports whether a and b differ at most in Commit. Commit is a
-// hint the node re-learns from its coordinator, so a change of it alone is
-// not worth an fsync on every commit; it is written with the next change
-// that matters.
-func sameVotes(a, b gpaxos.HardState) bool {
-	a.Commit = b.Commit
-	return a == b
 }
 
 // saveSnapshot stores a snapshot the application made at index and drops

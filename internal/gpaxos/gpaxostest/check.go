@@ -61,7 +61,10 @@ func (env *Env) checkHardState(id ID, old, hs gpaxos.HardState) {
 }
 
 // checkApply verifies agreement: a node applies entries in increasing zxid
-// order, and every node applies the same entry at a zxid.
+// order, and every node applies the same entry at a zxid, which a quorum
+// of the configuration in force there holds durably when it is first
+// applied (a node may apply an entry still on its way to its own disk,
+// never one that only memory holds).
 func (env *Env) checkApply(nd *node, e gpaxos.Entry) {
 	if e.Zxid <= nd.app.applied {
 		env.violation("node %d: applied %v after %v", nd.id, e.Zxid, nd.app.applied)
@@ -74,4 +77,25 @@ func (env *Env) checkApply(nd *node, e gpaxos.Entry) {
 		return
 	}
 	env.committed[e.Zxid] = e
+	if !nd.n.ConfigAt(e.Zxid).IsQuorum(func(id ID) bool { return env.holds(id, e) }) {
+		env.violation("node %d: applied %s at %v, which no quorum holds durably", nd.id, env.formatEntry(e), e.Zxid)
+	}
+}
+
+// holds reports whether server id's storage holds e (or a snapshot past it).
+func (env *Env) holds(id ID, e gpaxos.Entry) bool {
+	nd := env.node(id)
+	if nd == nil {
+		return false
+	}
+	s := &nd.store
+	if s.snap != nil && s.snap.Index >= e.Zxid {
+		return true
+	}
+	for _, x := range s.ents {
+		if x.Zxid == e.Zxid {
+			return x.Type == e.Type && string(x.Data) == string(e.Data)
+		}
+	}
+	return false
 }

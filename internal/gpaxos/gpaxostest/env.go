@@ -88,8 +88,9 @@ type node struct {
 	cfg   gpaxos.Config
 	n     *gpaxos.Node // nil while crashed
 	store storage
-	// held is a Ready whose Early messages left but whose persist, sends
-	// and applies wait for a persist command (process-ready sync=false).
+	// held is a Ready whose Early messages left and committed entries
+	// applied, but whose persist, sends and Advance wait for a persist
+	// command (process-ready sync=false).
 	held  *gpaxos.Ready
 	ticks int
 	app   app
@@ -185,13 +186,23 @@ func (env *Env) addNode(id ID, voters quorum.Config, joining bool) error {
 func (env *Env) send(msgs []gpaxos.Message) { env.msgs = append(env.msgs, msgs...) }
 
 // handleReady takes one Ready from nd and does what the host must: send
-// Early, persist, send Messages, apply, Advance. With hold, it stops after
-// Early; persist finishes the rest.
+// Early, apply, persist, send Messages, Advance. With hold, it stops after
+// applying; persist finishes the rest. While nd holds a Ready, the node
+// hands out overlapped Readies: Early messages and committed entries
+// only, which need nothing more.
 func (env *Env) handleReady(nd *node, hold bool) {
 	rd := nd.n.Ready()
-	env.printf("> %d handling Ready\n", nd.id)
+	if rd.Overlapped {
+		env.printf("> %d handling Ready (overlapping the held one)\n", nd.id)
+	} else {
+		env.printf("> %d handling Ready\n", nd.id)
+	}
 	env.printReady(rd, "  ")
 	env.send(rd.Early)
+	env.apply(nd, rd)
+	if rd.Overlapped {
+		return
+	}
 	if hold {
 		env.printf("  (persist held: only Early left)\n")
 		nd.held = &rd
@@ -200,12 +211,10 @@ func (env *Env) handleReady(nd *node, hold bool) {
 	env.finishReady(nd, rd)
 }
 
-// finishReady persists rd, sends its Messages, applies its committed
-// entries and advances the node.
+// finishReady persists rd, sends its Messages and advances the node.
 func (env *Env) finishReady(nd *node, rd gpaxos.Ready) {
 	env.persist(nd, rd)
 	env.send(rd.Messages)
-	env.apply(nd, rd)
 	nd.n.Advance()
 	nd.held = nil
 }

@@ -521,7 +521,7 @@ func (env *Env) handleProcessReady(a argList) error {
 		return err
 	}
 	for _, nd := range nodes {
-		if nd.held != nil {
+		if nd.held != nil && !sync {
 			return fmt.Errorf("node %d holds a Ready; persist it first", nd.id)
 		}
 		if !nd.n.HasReady() {
