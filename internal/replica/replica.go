@@ -326,11 +326,24 @@ func (r *Replica) run() {
 }
 
 // persistLoop makes the Readies it is handed durable, in order, until
-// persistC closes.
+// persistC closes. It sends each Ready's Messages to other servers as
+// soon as the fsync returns, rather than leave them to the loop when it
+// next looks: on a member they are the acknowledgment the leader waits
+// for. No message to the same server can overtake them: until Advance
+// the node holds back every later message to a server this Ready
+// writes to (gpaxos.Node.Ready).
 func (r *Replica) persistLoop(stored chan<- struct{}) {
 	defer close(stored)
 	for rd := range r.persistC {
-		r.persistedC <- r.st.persist(rd)
+		err := r.st.persist(rd)
+		if err == nil {
+			for _, m := range rd.Messages {
+				if m.To != r.cfg.ID {
+					r.cfg.Transport.Send(m)
+				}
+			}
+		}
+		r.persistedC <- err
 	}
 }
 
@@ -383,7 +396,16 @@ func (r *Replica) persisted(err error) error {
 	if err != nil {
 		return err
 	}
-	if err := r.host.Persisted(*rd); err != nil {
+	// persistLoop sent the messages to other servers; the host takes
+	// those to this one.
+	local := *rd
+	local.Messages = nil
+	for _, m := range rd.Messages {
+		if m.To == r.cfg.ID {
+			local.Messages = append(local.Messages, m)
+		}
+	}
+	if err := r.host.Persisted(local); err != nil {
 		return err
 	}
 	r.publishStatus()
