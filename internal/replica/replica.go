@@ -322,6 +322,11 @@ func (r *Replica) run() {
 			r.fail(err)
 			return
 		}
+		// The status follows the node as it steps, not as its disk
+		// catches up: a leader deposed during a long fsync must stop
+		// acting as leader (expiring sessions, say) when its node learns
+		// it, not when the fsync returns.
+		r.publishStatus()
 	}
 }
 
@@ -369,7 +374,6 @@ func (r *Replica) pump() error {
 			if err := r.host.Persisted(rd); err != nil {
 				return err
 			}
-			r.publishStatus()
 			continue
 		}
 		if len(rd.Early) > 0 {
@@ -405,11 +409,7 @@ func (r *Replica) persisted(err error) error {
 			local.Messages = append(local.Messages, m)
 		}
 	}
-	if err := r.host.Persisted(local); err != nil {
-		return err
-	}
-	r.publishStatus()
-	return nil
+	return r.host.Persisted(local)
 }
 
 // takeWaiting takes what is already waiting (messages, proposals,
