@@ -63,6 +63,7 @@ func runCrash(t *testing.T, root string, args ...string) {
 		if err != nil {
 			t.Fatalf("iteration %d: %v", it, err)
 		}
+		t.Cleanup(p.Stop) // a failed check must not leave the server running
 		checkState(t, p.Addr, root, writers, acked, issued, it)
 		var wg sync.WaitGroup
 		stop := make(chan struct{})

@@ -158,6 +158,7 @@ func TestZKCliQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(p.Stop) // zkCLI fails the test at once when ZK_LIB has no jars
 	out := zkCLI(t, lib, p.Addr, "create /hq\nsetquota -N 2 /hq\ncreate /hq/a x\ncreate /hq/b\nlistquota /hq\n"+
 		"delquota -N /hq\ncreate /hq/b yy\nlistquota /hq\n")
 	p.Stop()
