@@ -2,7 +2,9 @@
 // it persists what the node asks to (hard state, log entries, snapshots) and
 // fsyncs before any message that speaks for that state leaves, drives the
 // node's clock with a real ticker, moves messages through a Transport, and
-// hands committed entries, in zxid order, to the application.
+// hands committed entries, in zxid order, to the application. A storage
+// goroutine does the writing, so the node goes on stepping messages and
+// committing during an fsync (gpaxos.Node.Ready's overlapped Readies).
 //
 // It also gives proposals an exactly-once, in-order path from the server
 // that accepted a client's request to the log. Group Paxos forwards a
