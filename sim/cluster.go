@@ -277,7 +277,7 @@ func (s *Sim) pump(sv *server, cost float64) {
 		if rd.Overlapped {
 			continue
 		}
-		if !mustWrite(sv.disk.hs, rd) {
+		if !rd.MustWrite(sv.disk.hs) {
 			if err := sv.host.Persisted(rd); err != nil {
 				s.fail(failCrash, "server %d: %v", sv.id, err)
 				return
@@ -310,13 +310,6 @@ func (s *Sim) pump(sv *server, cost float64) {
 			s.idle(sv)
 		}
 	})
-}
-
-// mustWrite reports whether persisting rd writes anything, as the
-// replica's storage decides: a new commit point alone is not written.
-func mustWrite(saved gpaxos.HardState, rd gpaxos.Ready) bool {
-	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 ||
-		rd.HardState != nil && !rd.HardState.SameVotes(saved)
 }
 
 // startPersist hands rd to sv's disk after the loop's CPU time after:

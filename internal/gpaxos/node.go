@@ -348,6 +348,14 @@ type Ready struct {
 	CommittedEntries []Entry
 }
 
+// MustWrite reports whether persisting rd writes anything to a disk that
+// holds saved: a new commit point alone is not written
+// (HardState.SameVotes).
+func (rd *Ready) MustWrite(saved HardState) bool {
+	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 ||
+		rd.HardState != nil && !rd.HardState.SameVotes(saved)
+}
+
 // HasReady reports whether Ready would return anything.
 func (n *Node) HasReady() bool {
 	if n.persisting {

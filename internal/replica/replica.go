@@ -370,7 +370,7 @@ func (r *Replica) pump() error {
 		if rd.Overlapped {
 			continue
 		}
-		if !r.st.mustWrite(&rd) {
+		if !rd.MustWrite(r.st.saved) {
 			if err := r.host.Persisted(rd); err != nil {
 				return err
 			}

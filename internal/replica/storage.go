@@ -386,13 +386,6 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 	return nil
 }
 
-// mustWrite reports whether persisting rd writes anything: a new commit
-// point alone is not written (gpaxos.HardState.SameVotes).
-func (s *storage) mustWrite(rd *gpaxos.Ready) bool {
-	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 ||
-		rd.HardState != nil && !rd.HardState.SameVotes(s.saved)
-}
-
 // mayskipSync reports whether ents are all proposals skipSync lets go
 // without an fsync.
 func (s *storage) mayskipSync(ents []gpaxos.Entry) bool {
