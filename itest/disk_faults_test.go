@@ -169,6 +169,85 @@ func TestDiskFaultsLoseNoAcknowledgedWrite(t *testing.T) {
 	}
 }
 
+// TestRegisteredServerVotesAfterRestart: in classic-3, follower F loses
+// its hard state and is registered anew; then F and the leader L are
+// killed together, L's hard state is deleted, and both restart. F knew its
+// registration committed, and must still know it after the restart
+// (without it F counts its own votes for nobody until a leader tells it,
+// and with L recovering as well only the third server would vote: no
+// leader, for good). F and the third server elect a leader, L is
+// registered anew, and writes go on with the write made before.
+func TestRegisteredServerVotesAfterRestart(t *testing.T) {
+	c := StartEnsemble(t, Classic3)
+	l, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRegistered(t, c, 10*time.Second)
+	var f, leader launcher.Server
+	for _, s := range c.Servers {
+		switch {
+		case s.ID == l:
+			leader = s
+		case f.ID == 0:
+			f = s
+		}
+	}
+	hardState := func(s launcher.Server) string { return filepath.Join(s.Dir, "data", "replica", "hardstate") }
+	if err := c.Kill(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(hardState(f)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitRegistered(t, c, 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl, err := client.Connect(ctx, []string{serverAddr(t, c, l)}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cl.Create(ctx, "/before", []byte("acknowledged"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	if err := c.Kill(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(hardState(leader)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(l); err != nil {
+		t.Fatal(err)
+	}
+	waitRegistered(t, c, 30*time.Second)
+	for _, s := range c.Servers {
+		rd, err := client.Connect(ctx, []string{s.ClientAddr}, client.WithSessionTimeout(20*time.Second))
+		if err != nil {
+			t.Fatalf("server %d: %v", s.ID, err)
+		}
+		if _, err := rd.Sync(ctx, "/"); err != nil {
+			t.Fatalf("server %d: sync: %v", s.ID, err)
+		}
+		if data, _, err := rd.Get(ctx, "/before"); err != nil || string(data) != "acknowledged" {
+			t.Fatalf("server %d: /before = %q, %v", s.ID, data, err)
+		}
+		if _, _, err := rd.Create(ctx, fmt.Sprintf("/after-%d", s.ID), nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+			t.Fatalf("server %d: write after the restarts: %v", s.ID, err)
+		}
+		rd.Close()
+	}
+}
+
 // waitRegistered waits until every live server's votes count under a
 // configuration that registers its incarnation.
 func waitRegistered(t *testing.T, c *launcher.Cluster, timeout time.Duration) {

@@ -390,9 +390,9 @@ func (s *Sim) msgCost(m *gpaxos.Message) float64 {
 // promises never go backwards and that a zxid always names one entry.
 func (s *Sim) persist(sv *server, rd gpaxos.Ready) {
 	d := &sv.disk
-	if rd.HardState != nil && (rd.Snapshot != nil || !rd.HardState.SameVotes(d.hs)) {
+	if rd.HardState != nil && (rd.Snapshot != nil || rd.WritesHardState(d.hs)) {
 		// Like the replica's storage, a new commit point alone is not
-		// written.
+		// written (Ready.WritesHardState).
 		if rd.HardState.Promised < d.hs.Promised || rd.HardState.Current < d.hs.Current || rd.HardState.GroupEpoch < d.hs.GroupEpoch {
 			s.fail(failCorrectness, "server %d: durable epochs went backwards: %+v -> %+v", sv.id, d.hs, *rd.HardState)
 		}

@@ -315,8 +315,18 @@ type Ready struct {
 	// persisted (see Node.Ready): it carries only Early messages and
 	// CommittedEntries, needs no storage, and takes no Advance.
 	Overlapped bool
-	// HardState, when non-nil, must be written to stable storage.
+	// HardState, when non-nil, is the node's new hard state. A host
+	// writes it to stable storage when WritesHardState says so.
 	HardState *HardState
+	// CommitsConfig marks a HardState whose commit point commits the
+	// newest configuration entry in the log. That commit point is
+	// written even when no vote changed: whom the node counts depends on
+	// it (a server re-registered after losing its state votes only once
+	// its registration is known committed, docs/protocol.md §11), and a
+	// restart that forgot it would leave the server unable to vote until
+	// a leader told it again, which may be never if that leader was the
+	// one to lose its state next.
+	CommitsConfig bool
 	// Snapshot, when non-nil, must be saved and every stored entry
 	// discarded; the application must restore its state from it before
 	// applying CommittedEntries.
@@ -349,11 +359,17 @@ type Ready struct {
 }
 
 // MustWrite reports whether persisting rd writes anything to a disk that
-// holds saved: a new commit point alone is not written
-// (HardState.SameVotes).
+// holds saved.
 func (rd *Ready) MustWrite(saved HardState) bool {
-	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 ||
-		rd.HardState != nil && !rd.HardState.SameVotes(saved)
+	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 || rd.WritesHardState(saved)
+}
+
+// WritesHardState reports whether rd's HardState must be written to a
+// disk that holds saved: a new commit point alone is a hint the node
+// re-learns from its coordinator (HardState.SameVotes), not worth a write
+// of its own, unless it commits a configuration (CommitsConfig).
+func (rd *Ready) WritesHardState(saved HardState) bool {
+	return rd.HardState != nil && (rd.CommitsConfig || !rd.HardState.SameVotes(saved))
 }
 
 // HasReady reports whether Ready would return anything.
@@ -393,6 +409,7 @@ func (n *Node) Ready() Ready {
 	if n.hs != n.savedHS {
 		hs := n.hs
 		rd.HardState = &hs
+		rd.CommitsConfig = n.savedHS.Commit < n.confZxid && n.confZxid <= hs.Commit
 	}
 	rd.Snapshot = n.snapPending
 	if n.truncate {

@@ -181,8 +181,14 @@ func (h *Host) Propose(body []byte, onAssign func(stream, seq uint64)) {
 	h.queue = append(h.queue, append(data, body...))
 }
 
-// Status returns the node's status.
-func (h *Host) Status() gpaxos.Status { return h.node.Status() }
+// Status returns the node's status, Recovering until the host has
+// recorded its registration (RepairedAt): the node stops recovering as
+// soon as it learns the registration committed, one write before that.
+func (h *Host) Status() gpaxos.Status {
+	st := h.node.Status()
+	st.Recovering = st.Recovering || h.recovering
+	return st
+}
 
 // RepairedAt is the commit point at which the ensemble registered this
 // host's incarnation when it started in recovery (Node.Recovering); 0

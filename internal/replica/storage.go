@@ -360,7 +360,8 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 	if rd.HardState != nil {
 		hs = *rd.HardState
 	}
-	if len(rd.Entries) > 0 && !based && rd.TruncateAfter == nil && hs.SameVotes(s.saved) && s.mayskipSync(rd.Entries) {
+	writeHS := based || rd.WritesHardState(s.saved)
+	if len(rd.Entries) > 0 && !writeHS && rd.TruncateAfter == nil && s.mayskipSync(rd.Entries) {
 		// Written, not durable: a process crash loses nothing, a machine
 		// crash can (Config.SkipSync).
 		if err := s.log.Flush(); err != nil {
@@ -378,7 +379,7 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 			s.onSync(len(rd.Entries), time.Since(start))
 		}
 	}
-	if based || !hs.SameVotes(s.saved) {
+	if writeHS {
 		if err := s.writeHardState(hs); err != nil {
 			return err
 		}
