@@ -230,6 +230,14 @@ func TestRegisteredServerVotesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRegistered(t, c, 30*time.Second)
+	checkEveryServerServes(ctx, t, c, "/before", "restarts")
+}
+
+// checkEveryServerServes connects to every server in turn: each must hold
+// path with the data "acknowledged" after a sync, and take a write; after
+// says what happened before, for the failure message.
+func checkEveryServerServes(ctx context.Context, t *testing.T, c *launcher.Cluster, path, after string) {
+	t.Helper()
 	for _, s := range c.Servers {
 		rd, err := client.Connect(ctx, []string{s.ClientAddr}, client.WithSessionTimeout(20*time.Second))
 		if err != nil {
@@ -238,11 +246,11 @@ func TestRegisteredServerVotesAfterRestart(t *testing.T) {
 		if _, err := rd.Sync(ctx, "/"); err != nil {
 			t.Fatalf("server %d: sync: %v", s.ID, err)
 		}
-		if data, _, err := rd.Get(ctx, "/before"); err != nil || string(data) != "acknowledged" {
-			t.Fatalf("server %d: /before = %q, %v", s.ID, data, err)
+		if data, _, err := rd.Get(ctx, path); err != nil || string(data) != "acknowledged" {
+			t.Fatalf("server %d: %s = %q, %v", s.ID, path, data, err)
 		}
 		if _, _, err := rd.Create(ctx, fmt.Sprintf("/after-%d", s.ID), nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
-			t.Fatalf("server %d: write after the restarts: %v", s.ID, err)
+			t.Fatalf("server %d: write after the %s: %v", s.ID, after, err)
 		}
 		rd.Close()
 	}
@@ -331,20 +339,5 @@ func TestGroupThatLostItsStateRecovers(t *testing.T) {
 		}
 	}
 	waitRegistered(t, c, time.Minute)
-	for _, s := range c.Servers {
-		rd, err := client.Connect(ctx, []string{s.ClientAddr}, client.WithSessionTimeout(20*time.Second))
-		if err != nil {
-			t.Fatalf("server %d: %v", s.ID, err)
-		}
-		if _, err := rd.Sync(ctx, "/"); err != nil {
-			t.Fatalf("server %d: sync: %v", s.ID, err)
-		}
-		if data, _, err := rd.Get(ctx, "/before"); err != nil || string(data) != "acknowledged" {
-			t.Fatalf("server %d: /before = %q, %v", s.ID, data, err)
-		}
-		if _, _, err := rd.Create(ctx, fmt.Sprintf("/after-%d", s.ID), nil, client.Persistent, zkproto.OpenACLUnsafe); err != nil {
-			t.Fatalf("server %d: write after the group's recovery: %v", s.ID, err)
-		}
-		rd.Close()
-	}
+	checkEveryServerServes(ctx, t, c, "/before", "group's recovery")
 }
