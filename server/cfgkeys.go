@@ -166,5 +166,5 @@ var giraffeKeys = []string{
 	"ssl.quorum.trustStore.location", "giraffe.trees", "giraffe.children",
 	"giraffe.classic", "giraffe.tickMs", "giraffe.electionTicks", "giraffe.adminPort",
 	"giraffe.adminAddress", "giraffe.adminTokenFile", "giraffe.faultInjection",
-	"giraffe.weakMode", "giraffe.digestInterval", "giraffe.strictConfig", "giraffe.namespace.NAME", "giraffe.admin.N",
+	"giraffe.weakMode", "giraffe.digestInterval", "giraffe.gcHeadroomMB", "giraffe.strictConfig", "giraffe.namespace.NAME", "giraffe.admin.N",
 }

@@ -131,6 +131,12 @@ type Config struct {
 	// with namespaces compare their namespaces' digests
 	// (giraffe.digestInterval; 0 never; divergence.go).
 	DigestInterval int
+	// GCHeadroomMB bounds how far the heap may grow past its live data
+	// before a collection, in MiB (giraffe.gcHeadroomMB; 0: GOGC alone
+	// decides). It is a setting of the process: `giraffe server` applies
+	// it (internal/gcheadroom); a program embedding servers applies it
+	// itself, once.
+	GCHeadroomMB int
 	// StrictConfig refuses to start from a configuration file with keys
 	// neither Giraffe nor ZooKeeper reads (giraffe.strictConfig; see
 	// UnusedKeys.Err).
@@ -161,8 +167,13 @@ func DefaultConfig() Config {
 		ForceSync:              true,
 		ContainerCheckInterval: time.Minute,
 		DigestInterval:         DefaultDigestInterval,
+		GCHeadroomMB:           DefaultGCHeadroomMB,
 	}
 }
+
+// DefaultGCHeadroomMB is Config.GCHeadroomMB's default: a tree of a few
+// hundred MiB or less keeps GOGC's own headroom.
+const DefaultGCHeadroomMB = 256
 
 // DefaultDigestInterval is Config.DigestInterval's default.
 const DefaultDigestInterval = 1024

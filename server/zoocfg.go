@@ -239,6 +239,11 @@ func (c *Config) setEnsemble(key, val string) (bool, error) {
 		if err == nil && c.DigestInterval < 0 {
 			err = fmt.Errorf("must not be negative")
 		}
+	case "giraffe.gcHeadroomMB":
+		c.GCHeadroomMB, err = strconv.Atoi(val)
+		if err == nil && c.GCHeadroomMB < 0 {
+			err = fmt.Errorf("must not be negative")
+		}
 	case "giraffe.strictConfig":
 		c.StrictConfig, err = strconv.ParseBool(val)
 	default:

@@ -346,3 +346,37 @@ func TestSuggestedKeysAreRead(t *testing.T) {
 		}
 	}
 }
+
+// TestGCHeadroomKey reads giraffe.gcHeadroomMB: 256 by default, 0 turns
+// it off, a negative number or a word is refused with the key named.
+func TestGCHeadroomKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, lines, err string
+		want             int
+	}{
+		{name: "default", want: DefaultGCHeadroomMB},
+		{name: "set", lines: "giraffe.gcHeadroomMB=64", want: 64},
+		{name: "off", lines: "giraffe.gcHeadroomMB=0", want: 0},
+		{name: "negative", lines: "giraffe.gcHeadroomMB=-1", err: "giraffe.gcHeadroomMB"},
+		{name: "word", lines: "giraffe.gcHeadroomMB=lots", err: "giraffe.gcHeadroomMB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "zoo.cfg")
+			if err := os.WriteFile(path, []byte("dataDir="+dir+"\n"+tc.lines+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			_, err := LoadConfigFile(path, &cfg)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one naming %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || cfg.GCHeadroomMB != tc.want {
+				t.Fatalf("headroom %d MiB, %v; want %d", cfg.GCHeadroomMB, err, tc.want)
+			}
+		})
+	}
+}

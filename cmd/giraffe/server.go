@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/giraffe-coord/giraffe/internal/adminapi"
+	"github.com/giraffe-coord/giraffe/internal/gcheadroom"
 	"github.com/giraffe-coord/giraffe/internal/logging"
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/server"
@@ -129,6 +130,9 @@ the log.`,
 				}
 				return srv, err
 			}
+			gcCtx, stopGC := context.WithCancel(cmd.Context())
+			defer stopGC()
+			go gcheadroom.Run(gcCtx, uint64(cfg.GCHeadroomMB)<<20)
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 			for {
