@@ -288,7 +288,7 @@ func (sn *snapshotter) take() bool {
 
 // purge deletes snapshots and logs beyond the retention count.
 func (sn *snapshotter) purge() {
-	if err := snap.Purge(sn.s.cfg.SnapDir(), sn.s.cfg.LogDir(), sn.s.cfg.SnapRetainCount); err != nil {
+	if err := snap.Purge(sn.s.cfg.SnapDir(), sn.s.cfg.LogDir(), sn.s.cfg.SnapRetainCount, snap.WithLogger(sn.s.log)); err != nil {
 		sn.s.log.Warn("purging old snapshots and logs", "err", err)
 	}
 }
