@@ -206,14 +206,7 @@ func TestRegisteredServerVotesAfterRestart(t *testing.T) {
 	waitRegistered(t, c, 20*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl, err := client.Connect(ctx, []string{serverAddr(t, c, l)}, client.WithSessionTimeout(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := cl.Create(ctx, "/before", []byte("acknowledged"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
-		t.Fatal(err)
-	}
-	cl.Close()
+	createAcknowledged(ctx, t, serverAddr(t, c, l), "/before")
 	if err := c.Kill(f.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +224,20 @@ func TestRegisteredServerVotesAfterRestart(t *testing.T) {
 	}
 	waitRegistered(t, c, 30*time.Second)
 	checkEveryServerServes(ctx, t, c, "/before", "restarts")
+}
+
+// createAcknowledged creates path with the data "acknowledged" through the
+// server at addr, and waits for the reply.
+func createAcknowledged(ctx context.Context, t *testing.T, addr, path string) {
+	t.Helper()
+	cl, err := client.Connect(ctx, []string{addr}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, _, err := cl.Create(ctx, path, []byte("acknowledged"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkEveryServerServes connects to every server in turn: each must hold
@@ -295,14 +302,7 @@ func TestGroupThatLostItsStateRecovers(t *testing.T) {
 	waitRegistered(t, c, 20*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl, err := client.Connect(ctx, []string{serverAddr(t, c, l)}, client.WithSessionTimeout(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := cl.Create(ctx, "/before", []byte("acknowledged"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
-		t.Fatal(err)
-	}
-	cl.Close()
+	createAcknowledged(ctx, t, serverAddr(t, c, l), "/before")
 	leaderGroup := -1
 	groups := map[int][]launcher.Server{}
 	for _, st := range c.Status() {
