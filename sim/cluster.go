@@ -114,13 +114,7 @@ func (c simClock) Now() time.Time { return time.UnixMicro(c.s.clk.now) }
 // snapshot and the log after it, the identity (incarnation, recovery mark,
 // count of starts).
 func (s *Sim) start(sv *server) error {
-	snap := sv.disk.snap()
-	var ents []gpaxos.Entry
-	if snap != nil {
-		ents = sv.disk.entsAfter(snap.Index)
-	} else {
-		ents = sv.disk.ents
-	}
+	snap, ents := sv.disk.restartLog()
 	sv.up, sv.paused, sv.busy, sv.inbox, sv.outbox, sv.stallUntil, sv.tickMissed = true, false, false, nil, nil, 0, false
 	sv.persisting, sv.synced = nil, false
 	sv.tree, sv.pending, sv.pos, sv.applied, sv.snapIdx = newTree(s.p.Clients, s.p.Keys), nil, -1, 0, 0
@@ -390,7 +384,7 @@ func (s *Sim) msgCost(m *gpaxos.Message) float64 {
 // promises never go backwards and that a zxid always names one entry.
 func (s *Sim) persist(sv *server, rd gpaxos.Ready) {
 	d := &sv.disk
-	if rd.HardState != nil && (rd.Snapshot != nil || rd.WritesHardState(d.hs)) {
+	if rd.HardState != nil && rd.WritesHardState(d.hs) {
 		// Like the replica's storage, a new commit point alone is not
 		// written (Ready.WritesHardState).
 		if rd.HardState.Promised < d.hs.Promised || rd.HardState.Current < d.hs.Current || rd.HardState.GroupEpoch < d.hs.GroupEpoch {

@@ -53,6 +53,16 @@ func (d *disk) snap() *gpaxos.Snapshot {
 	return &d.snaps[len(d.snaps)-1]
 }
 
+// restartLog is what a start reads from the disk besides the hard state:
+// the newest snapshot (nil when none) and the log after it.
+func (d *disk) restartLog() (*gpaxos.Snapshot, []gpaxos.Entry) {
+	snap := d.snap()
+	if snap == nil {
+		return nil, d.ents
+	}
+	return snap, d.entsAfter(snap.Index)
+}
+
 // entsAfter is the log after z.
 func (d *disk) entsAfter(z gpaxos.Zxid) []gpaxos.Entry {
 	i := 0
@@ -199,52 +209,18 @@ func (s *Sim) recovering(sv *server) bool {
 }
 
 // restartsRegistered reports whether sv, restarted from its disk now,
-// would count its own votes: the newest configuration on its disk
-// registers its incarnation and, when it replaces another incarnation of
-// sv, the disk's commit point covers it (the node counts a re-registered
-// server only once the registration is known committed). The node's
-// status speaks for its memory, which learns of that commit one write
-// before its disk.
+// would count its own votes, as a node restored from the disk says. The
+// status of the running node speaks for its memory, which learns that a
+// registration committed one write before its disk does.
 func (s *Sim) restartsRegistered(sv *server) bool {
-	d := &sv.disk
-	var confs []gpaxos.Entry
-	for i := len(d.ents) - 1; i >= 0 && len(confs) < 2; i-- {
-		if e := d.ents[i]; e.Type == gpaxos.EntryConfChange {
-			confs = append(confs, e)
-		}
-	}
-	decode := func(e gpaxos.Entry) quorum.Config {
-		c, _, err := gpaxos.DecodeConfEntry(e.Data)
-		if err != nil {
-			s.fail(failCorrectness, "server %d: configuration entry %v: %v", sv.id, e.Zxid, err)
-		}
-		return c
-	}
-	older := func() quorum.Config {
-		if sn := d.snap(); sn != nil && len(sn.Voters.Groups) > 0 {
-			return sn.Voters
-		}
-		if sv.initial != nil {
-			return *sv.initial
-		}
-		return s.voters
-	}
-	if len(confs) == 0 {
-		inc, ok := older().Incarnations[sv.id]
-		return ok && inc == d.incarnation
-	}
-	if inc, ok := decode(confs[0]).Incarnations[sv.id]; !ok || inc != d.incarnation {
+	snap, ents := sv.disk.restartLog()
+	n, err := gpaxos.RestartNode(s.nodeConfig(sv), sv.disk.hs, snap, ents)
+	if err != nil {
+		s.fail(failCorrectness, "server %d: restoring a node from its disk: %v", sv.id, err)
 		return false
 	}
-	if sn := d.snap(); confs[0].Zxid <= d.hs.Commit || sn != nil && confs[0].Zxid <= sn.Index {
-		return true
-	}
-	prev := older()
-	if len(confs) > 1 {
-		prev = decode(confs[1])
-	}
-	inc, ok := prev.Incarnations[sv.id]
-	return !ok || inc == d.incarnation
+	st := n.Status()
+	return st.Registered && !st.Recovering
 }
 
 // mayLose reports whether sv may lose durable state now: the servers

@@ -29,21 +29,19 @@ const Interval = time.Second
 const liveHeap = "/gc/heap/live:bytes"
 
 // Percent is the GOGC that gives a heap of live bytes at most headroom
-// bytes to grow before a collection, within [MinPercent, max]: max (the
-// process's own GOGC) when the live heap is small enough for it to give
-// less.
-func Percent(live, headroom uint64, max int) int {
+// bytes to grow before a collection, within [MinPercent, ceiling]:
+// ceiling (the process's own GOGC) when the live heap is small enough for
+// it to give less.
+func Percent(live, headroom uint64, ceiling int) int {
 	if live == 0 || headroom == 0 {
-		return max
+		return ceiling
 	}
 	p := headroom * 100 / live
-	if p >= uint64(max) {
-		return max
+	if p >= uint64(ceiling) {
+		return ceiling
 	}
-	return int(maxUint(p, MinPercent))
+	return int(max(p, MinPercent))
 }
-
-func maxUint(a uint64, b int) uint64 { return max(a, uint64(b)) }
 
 // Run adjusts GOGC every Interval so that the heap grows at most headroom
 // bytes past its live data, until ctx is done, and then restores the GOGC

@@ -361,15 +361,17 @@ type Ready struct {
 // MustWrite reports whether persisting rd writes anything to a disk that
 // holds saved.
 func (rd *Ready) MustWrite(saved HardState) bool {
-	return rd.Snapshot != nil || rd.TruncateAfter != nil || len(rd.Entries) > 0 || rd.WritesHardState(saved)
+	return rd.TruncateAfter != nil || len(rd.Entries) > 0 || rd.WritesHardState(saved)
 }
 
-// WritesHardState reports whether rd's HardState must be written to a
-// disk that holds saved: a new commit point alone is a hint the node
-// re-learns from its coordinator (HardState.SameVotes), not worth a write
-// of its own, unless it commits a configuration (CommitsConfig).
+// WritesHardState reports whether persisting rd writes the hard state
+// (rd.HardState, or saved when it is nil) to a disk that holds saved: a
+// snapshot's installation rewrites it with the snapshot as the log's
+// base; otherwise a new commit point alone is a hint the node re-learns
+// from its coordinator (HardState.SameVotes), not worth a write of its
+// own, unless it commits a configuration (CommitsConfig).
 func (rd *Ready) WritesHardState(saved HardState) bool {
-	return rd.HardState != nil && (rd.CommitsConfig || !rd.HardState.SameVotes(saved))
+	return rd.Snapshot != nil || rd.HardState != nil && (rd.CommitsConfig || !rd.HardState.SameVotes(saved))
 }
 
 // HasReady reports whether Ready would return anything.

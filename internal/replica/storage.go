@@ -327,7 +327,6 @@ func (s *storage) takeCleanMarker() (bool, error) {
 // the hard state, with one fsync of the log. Messages in rd may leave once
 // it returns nil.
 func (s *storage) persist(rd *gpaxos.Ready) error {
-	based := false
 	if rd.Snapshot != nil {
 		sn := rd.Snapshot
 		if _, err := snap.Save(s.snapDir(), int64(sn.Index), func(w io.Writer) error {
@@ -342,7 +341,7 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 				return err
 			}
 		}
-		s.base, based = sn.Index, true
+		s.base = sn.Index
 	}
 	if rd.TruncateAfter != nil {
 		if err := s.log.TruncateAfter(int64(*rd.TruncateAfter)); err != nil {
@@ -360,7 +359,7 @@ func (s *storage) persist(rd *gpaxos.Ready) error {
 	if rd.HardState != nil {
 		hs = *rd.HardState
 	}
-	writeHS := based || rd.WritesHardState(s.saved)
+	writeHS := rd.WritesHardState(s.saved)
 	if len(rd.Entries) > 0 && !writeHS && rd.TruncateAfter == nil && s.mayskipSync(rd.Entries) {
 		// Written, not durable: a process crash loses nothing, a machine
 		// crash can (Config.SkipSync).

@@ -223,7 +223,7 @@ func (env *Env) finishReady(nd *node, rd gpaxos.Ready) {
 // never fails, crashes lose only what was never handed to it).
 func (env *Env) persist(nd *node, rd gpaxos.Ready) {
 	s := &nd.store
-	if rd.HardState != nil && (rd.Snapshot != nil || rd.WritesHardState(s.hs)) {
+	if rd.HardState != nil && rd.WritesHardState(s.hs) {
 		// As a host's storage does, a new commit point alone is not
 		// written (Ready.WritesHardState).
 		env.checkHardState(nd.id, s.hs, *rd.HardState)
