@@ -425,3 +425,44 @@ func TestLostStateRepairedAt(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotSavesDoNotCollide: a member saves the snapshots its
+// application makes, from the application's goroutine, while it installs
+// snapshots received from peers, from the persisting one. A save removes
+// the temporary files interrupted saves left, so two at once in the one
+// directory would take each other's file away and stop the replica.
+func TestSnapshotSavesDoNotCollide(t *testing.T) {
+	st, _, err := openStorage(t.TempDir(), false, quiet, grid(1, 3), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	data := make([]byte, 1<<20)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := uint32(1); i <= 40; i++ {
+			if err := st.saveSnapshot(gpaxos.MakeZxid(1, i), grid(1, 3), data, 3); err != nil {
+				errs <- fmt.Errorf("the application's snapshot: %w", err)
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := uint32(1); i <= 40; i++ {
+			rd := gpaxos.Ready{Snapshot: &gpaxos.Snapshot{Index: gpaxos.MakeZxid(2, i), Voters: grid(1, 3), Data: data}}
+			if err := st.persist(&rd); err != nil {
+				errs <- fmt.Errorf("a received snapshot: %w", err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

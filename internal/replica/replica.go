@@ -84,7 +84,6 @@ type Replica struct {
 	stopOnce sync.Once
 	err      atomic.Pointer[error]
 	status   atomic.Pointer[Status]
-	snapMu   sync.Mutex // serializes snapshot saves to the directory
 
 	queued chan struct{} // signals a proposal queued by Propose
 	ticker *time.Ticker  // the node's clock; owned by the run loop
@@ -248,10 +247,7 @@ func (r *Replica) SaveSnapshot(index gpaxos.Zxid, data []byte) error {
 		return ErrStopped
 	}
 	voters := <-vr.reply
-	r.snapMu.Lock()
-	err := r.st.saveSnapshot(index, voters, data, r.cfg.SnapRetain)
-	r.snapMu.Unlock()
-	if err != nil {
+	if err := r.st.saveSnapshot(index, voters, data, r.cfg.SnapRetain); err != nil {
 		return err
 	}
 	req := compactReq{index: index, data: data, done: make(chan error, 1)}

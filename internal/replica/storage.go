@@ -52,6 +52,11 @@ type storage struct {
 	skipSync func(body []byte) bool
 	// stall is a delay injected before the next fsyncs (Replica.StallFsync).
 	stall stall
+	// snapMu serializes the saves of snapshots to snapDir (snap.Save
+	// removes the temporary files of other saves): the application's own,
+	// from its goroutine, and those received from other servers, from the
+	// persisting one.
+	snapMu sync.Mutex
 }
 
 // stall delays fsyncs, as a disk that stops answering for a while does:
@@ -329,9 +334,12 @@ func (s *storage) takeCleanMarker() (bool, error) {
 func (s *storage) persist(rd *gpaxos.Ready) error {
 	if rd.Snapshot != nil {
 		sn := rd.Snapshot
-		if _, err := snap.Save(s.snapDir(), int64(sn.Index), func(w io.Writer) error {
+		s.snapMu.Lock()
+		_, err := snap.Save(s.snapDir(), int64(sn.Index), func(w io.Writer) error {
 			return writeSnapshot(w, sn.Voters, sn.Data)
-		}, snap.WithLogger(s.logger)); err != nil {
+		}, snap.WithLogger(s.logger))
+		s.snapMu.Unlock()
+		if err != nil {
 			return fmt.Errorf("saving snapshot: %w", err)
 		}
 		// Entries after the snapshot come from the sender's history; what
@@ -408,6 +416,8 @@ func (s *storage) mayskipSync(ents []gpaxos.Entry) bool {
 // the log before it (keeping a margin is the purge's job: entries up to
 // index are in the snapshot).
 func (s *storage) saveSnapshot(index gpaxos.Zxid, voters quorum.Config, data []byte, retain int) error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
 	if _, err := snap.Save(s.snapDir(), int64(index), func(w io.Writer) error {
 		return writeSnapshot(w, voters, data)
 	}, snap.WithLogger(s.logger)); err != nil {
