@@ -67,6 +67,18 @@ func Encode(m *gpaxos.Message) []byte {
 
 // AppendEncode appends the encoding of m to b and returns the extended slice.
 func AppendEncode(b []byte, m *gpaxos.Message) []byte {
+	b = appendHead(b, m)
+	if m.Snapshot != nil {
+		b = append(b, m.Snapshot.Data...)
+	}
+	return appendTail(b, m)
+}
+
+// appendHead appends the encoding of m up to its snapshot's data, length
+// prefix included; appendTail appends what follows the data. The bulk lane
+// sends a snapshot from these two pieces and the data itself, without
+// copying the data into one buffer.
+func appendHead(b []byte, m *gpaxos.Message) []byte {
 	b = append(b, CodecVersion, byte(m.Type))
 	b = binary.AppendUvarint(b, uint64(m.From))
 	b = binary.AppendUvarint(b, uint64(m.To))
@@ -91,10 +103,14 @@ func AppendEncode(b []byte, m *gpaxos.Message) []byte {
 		b = append(b, 1)
 		b = binary.AppendUvarint(b, uint64(s.Index))
 		b = appendBytes(b, gpaxos.EncodeConfig(s.Voters))
-		b = appendBytes(b, s.Data)
+		b = binary.AppendUvarint(b, uint64(len(s.Data)))
 	} else {
 		b = append(b, 0)
 	}
+	return b
+}
+
+func appendTail(b []byte, m *gpaxos.Message) []byte {
 	b = appendIDs(b, m.Down)
 	b = appendIDs(b, m.GCs)
 	if m.Reject {

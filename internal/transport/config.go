@@ -14,8 +14,12 @@ import (
 
 // Defaults of the Config fields left zero.
 const (
-	// DefaultMaxFrameSize admits snapshots of a few hundred megabytes.
+	// DefaultMaxFrameSize bounds one frame: a message, or a chunk of a
+	// message that carries a snapshot.
 	DefaultMaxFrameSize = 512 << 20
+	// DefaultMaxMessageSize admits snapshots of tens of gigabytes, more
+	// than a server's memory holds.
+	DefaultMaxMessageSize = 64 << 30
 	// DefaultQueueLen is the per-peer bound of queued messages.
 	DefaultQueueLen = 1024
 	// DefaultQueueBytes is the per-peer byte budget of queued messages.
@@ -77,8 +81,13 @@ type Config struct {
 	// means DefaultMaxPeers.
 	MaxPeers int
 
-	// MaxFrameSize bounds an encoded message, sent or received.
+	// MaxFrameSize bounds a frame, sent or received: an encoded message,
+	// except one carrying a snapshot, which goes in chunk frames of up to
+	// a mebibyte. Members must agree on it.
 	MaxFrameSize int
+	// MaxMessageSize bounds a message carrying a snapshot, sent or
+	// received.
+	MaxMessageSize int
 	// QueueLen and QueueBytes bound each peer's queue of messages waiting
 	// to be written. A single message larger than QueueBytes is still
 	// queued when the queue is empty, so that snapshots can be sent.
@@ -157,6 +166,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	def(&c.MaxFrameSize, DefaultMaxFrameSize)
+	def(&c.MaxMessageSize, DefaultMaxMessageSize)
 	def(&c.QueueLen, DefaultQueueLen)
 	def(&c.QueueBytes, DefaultQueueBytes)
 	def(&c.MaxPeers, DefaultMaxPeers)
@@ -169,6 +179,9 @@ func (c Config) withDefaults() (Config, error) {
 	defDur(&c.BackoffMax, DefaultBackoffMax)
 	if c.MaxFrameSize < minFrameSize || int64(c.MaxFrameSize) > math.MaxUint32 {
 		return c, fmt.Errorf("transport: Config.MaxFrameSize %d outside [%d, %d]", c.MaxFrameSize, minFrameSize, uint32(math.MaxUint32))
+	}
+	if c.MaxMessageSize < c.MaxFrameSize {
+		return c, fmt.Errorf("transport: Config.MaxMessageSize %d below MaxFrameSize %d", c.MaxMessageSize, c.MaxFrameSize)
 	}
 	if c.QueueLen < 0 || c.QueueBytes < 0 || c.RecvQueueLen < 0 || c.RecvQueueBytes < 0 {
 		return c, errors.New("transport: negative queue bound")

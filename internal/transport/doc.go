@@ -26,6 +26,17 @@
 // From is not the peer that completed the handshake close the connection
 // with a log line saying why.
 //
+// Snapshots. A message that carries a snapshot goes in chunk frames of up
+// to a mebibyte, on a lane of its own beside the queue: a first chunk (a
+// marker byte no version byte takes, the message's size, its first bytes)
+// and next chunks (another marker, more bytes), with whole messages
+// written between them, so that heartbeats and appends to a server that is
+// catching up are not held behind gigabytes. The sender writes the
+// snapshot's data from where it lies, the receiver reassembles it into one
+// buffer bounded by Config.MaxMessageSize, and one snapshot at a time goes
+// to each peer (another is dropped while one is on its way). A connection
+// that breaks drops the part that went out; the peer asks again.
+//
 // TLS. A Transport configured with TLS runs a TLS handshake on every
 // connection before the hello: the acceptor requires and verifies the
 // dialer's certificate, the dialer verifies the acceptor's, each against

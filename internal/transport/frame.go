@@ -24,15 +24,30 @@ var ErrFrameTooLarge = errors.New("transport: frame too large")
 // readFrame reads one length-prefixed frame of at most limit bytes into a
 // fresh buffer that the caller owns.
 func readFrame(r *bufio.Reader, limit int) ([]byte, error) {
+	size, err := readFrameHeader(r, limit)
+	if err != nil {
+		return nil, err
+	}
+	return readFrameBody(r, size)
+}
+
+// readFrameHeader reads a frame's length prefix and checks it against
+// limit.
+func readFrameHeader(r *bufio.Reader, limit int) (int, error) {
 	var hdr [frameHeaderSize]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[:]))
 	if n > int64(limit) {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n, limit)
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrFrameTooLarge, n, limit)
 	}
-	size := int(n)
+	return int(n), nil
+}
+
+// readFrameBody reads the size bytes of a frame into a fresh buffer that
+// the caller owns.
+func readFrameBody(r *bufio.Reader, size int) ([]byte, error) {
 	buf := make([]byte, 0, min(size, frameChunk))
 	for len(buf) < size {
 		want := min(size-len(buf), frameChunk)

@@ -227,9 +227,23 @@ func (t *Transport) learnPeer(h hello, remote net.Addr) string {
 
 // readLoop decodes frames from a handshaken connection until it fails.
 func (t *Transport) readLoop(c net.Conn, br *bufio.Reader, from gpaxos.ID) error {
+	asm := assembler{limit: t.cfg.MaxMessageSize}
 	for {
-		frame, err := readFrame(br, t.cfg.MaxFrameSize)
+		size, err := readFrameHeader(br, t.cfg.MaxFrameSize)
 		if err != nil {
+			return err
+		}
+		// Whole messages and the chunks of one snapshot-carrying message
+		// interleave (see bulkMsg).
+		var frame []byte
+		if kind := chunkKind(br, size); kind != 0 {
+			if frame, err = asm.read(br, kind, size-1); err != nil {
+				return err
+			}
+			if frame == nil {
+				continue // more chunks to come
+			}
+		} else if frame, err = readFrameBody(br, size); err != nil {
 			return err
 		}
 		m, err := Decode(frame)
@@ -240,7 +254,7 @@ func (t *Transport) readLoop(c net.Conn, br *bufio.Reader, from gpaxos.ID) error
 			return fmt.Errorf("%w: message %v from %d to %d on the connection of %d to %d",
 				errProtocol, m.Type, m.From, m.To, from, t.cfg.ID)
 		}
-		size := frameHeaderSize + len(frame)
+		size = frameHeaderSize + len(frame)
 		t.stats.received.Add(1)
 		t.stats.receivedBytes.Add(uint64(size))
 		due, r := t.faults.route(In, from, time.Now())

@@ -30,12 +30,23 @@ const minWriteRate = 8 << 20 // bytes per second
 // outMsg is a framed, encoded message waiting in a peer's queue.
 type outMsg struct {
 	frame []byte    // length prefix and encoding
+	seq   uint64    // place among the peer's queued messages
 	due   time.Time // not written before (outbound delay fault)
 }
 
 // peer is the outgoing side of the link to one server: a bounded queue
 // filled by Send and drained by one writer goroutine (run) that owns the
 // connection, dials it again when it breaks, and never blocks Send.
+//
+// Messages that carry a snapshot take a lane of their own, one at a time:
+// the writer sends them a chunk at a time between the batches of the
+// queue, so that heartbeats and appends keep flowing while a snapshot of
+// gigabytes is on its way. Such a message is sent after the messages
+// queued before it and may arrive after messages queued after it, which
+// Group Paxos tolerates as it tolerates any reordering. A second snapshot
+// for a peer that has one on its way is dropped: the peer asks again after
+// installing the first, and a lagging server asking once a heartbeat must
+// not queue copies of gigabytes.
 type peer struct {
 	t   *Transport
 	id  gpaxos.ID
@@ -45,6 +56,8 @@ type peer struct {
 	addr    string
 	q       []outMsg
 	qBytes  int
+	seq     uint64   // messages ever queued, bulk ones included
+	bulk    *bulkMsg // the snapshot-carrying message on its way, if any
 	conn    net.Conn // current connection (dialing or established), closed by shutdown
 	stopped bool
 
@@ -101,16 +114,63 @@ func (p *peer) enqueue(frame []byte, due time.Time) dropReason {
 		p.mu.Unlock()
 		return r
 	}
-	p.q = append(p.q, outMsg{frame: frame, due: due})
+	p.seq++
+	p.q = append(p.q, outMsg{frame: frame, seq: p.seq, due: due})
 	p.qBytes += len(frame)
 	p.mu.Unlock()
 	signal(p.kick)
 	return dropNone
 }
 
-// take moves the messages due at now from the head of the queue to batch.
-// When the head is not due it returns when it will be.
-func (p *peer) take(batch []outMsg, now time.Time) ([]outMsg, time.Time) {
+// enqueueBulk puts m, which carries a snapshot and encodes in size bytes,
+// on the bulk lane unless another is on its way.
+func (p *peer) enqueueBulk(m *gpaxos.Message, size int, due time.Time) dropReason {
+	p.mu.Lock()
+	switch {
+	case p.stopped:
+		p.mu.Unlock()
+		return dropUnknownPeer
+	case p.bulk != nil:
+		p.mu.Unlock()
+		return dropSnapshotBusy
+	}
+	p.seq++
+	p.bulk = newBulkMsg(m, size, p.seq, due)
+	p.mu.Unlock()
+	signal(p.kick)
+	return dropNone
+}
+
+// dropStartedBulk drops the bulk message if part of it went out on the
+// connection that just ended: the receiver dropped that part with it, and
+// the next connection cannot resume the message.
+func (p *peer) dropStartedBulk() {
+	p.mu.Lock()
+	started := p.bulk != nil && p.bulk.sent > 0
+	if started {
+		p.bulk = nil
+	}
+	p.mu.Unlock()
+	if started {
+		p.dropped.Add(1)
+		p.t.stats.drop(dropUnsent, 1)
+	}
+}
+
+// endBulk takes b off the bulk lane, written whole or lost with the
+// connection.
+func (p *peer) endBulk(b *bulkMsg) {
+	p.mu.Lock()
+	if p.bulk == b {
+		p.bulk = nil
+	}
+	p.mu.Unlock()
+}
+
+// take moves the messages due at now from the head of the queue to batch,
+// and returns the bulk message if it is due too. When something queued is
+// not due it returns when the first of it will be.
+func (p *peer) take(batch []outMsg, now time.Time) ([]outMsg, *bulkMsg, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
@@ -122,10 +182,18 @@ func (p *peer) take(batch []outMsg, now time.Time) ([]outMsg, time.Time) {
 	rest := copy(p.q, p.q[n:])
 	clear(p.q[rest:]) // release the frames for the collector
 	p.q = p.q[:rest]
+	var next time.Time
 	if rest > 0 {
-		return batch, p.q[0].due
+		next = p.q[0].due
 	}
-	return batch, time.Time{}
+	bulk := p.bulk
+	if bulk != nil && bulk.due.After(now) {
+		if next.IsZero() || bulk.due.Before(next) {
+			next = bulk.due
+		}
+		bulk = nil
+	}
+	return batch, bulk, next
 }
 
 // run is the writer goroutine: connect, write until the connection breaks,
@@ -147,6 +215,10 @@ func (p *peer) run() {
 	n := len(p.q)
 	clear(p.q)
 	p.q, p.qBytes = nil, 0
+	if p.bulk != nil {
+		p.bulk = nil
+		n++
+	}
 	p.mu.Unlock()
 	p.dropped.Add(uint64(n))
 	p.t.stats.drop(dropUnsent, uint64(n))
@@ -291,6 +363,7 @@ func (p *peer) serve(c net.Conn) {
 		<-dead
 		p.connected.Store(false)
 		p.clearConn(c)
+		p.dropStartedBulk()
 	}()
 
 	bw := bufio.NewWriterSize(c, writeBufferSize)
@@ -313,8 +386,9 @@ func (p *peer) serve(c net.Conn) {
 			}
 		}
 		var next time.Time
-		batch, next = p.take(batch[:0], time.Now())
-		if len(batch) == 0 {
+		var bulk *bulkMsg
+		batch, bulk, next = p.take(batch[:0], time.Now())
+		if len(batch) == 0 && bulk == nil {
 			var wake <-chan time.Time
 			if !next.IsZero() {
 				if timer == nil {
@@ -338,7 +412,7 @@ func (p *peer) serve(c net.Conn) {
 			}
 			continue
 		}
-		if err := p.write(c, bw, batch); err != nil {
+		if err := p.write(c, bw, batch, bulk); err != nil {
 			p.dropped.Add(uint64(len(batch)))
 			p.t.stats.drop(dropUnsent, uint64(len(batch)))
 			if !p.isStopped() {
@@ -350,29 +424,54 @@ func (p *peer) serve(c net.Conn) {
 	}
 }
 
-// write sends a batch with one flush.
-func (p *peer) write(c net.Conn, bw *bufio.Writer, batch []outMsg) error {
+// write sends a batch and the next chunk of bulk, if any, with one flush:
+// the chunk goes after the messages queued before bulk.
+func (p *peer) write(c net.Conn, bw *bufio.Writer, batch []outMsg, bulk *bulkMsg) error {
 	n := 0
 	for _, m := range batch {
 		n += len(m.frame)
+	}
+	chunk := chunkPayload(p.t.cfg.MaxFrameSize)
+	if bulk != nil {
+		n += chunk
 	}
 	deadline := p.t.cfg.WriteTimeout + time.Duration(n)*time.Second/minWriteRate
 	if err := c.SetWriteDeadline(time.Now().Add(deadline)); err != nil {
 		return err
 	}
-	for _, m := range batch {
-		if _, err := bw.Write(m.frame); err != nil {
+	n, i := 0, 0
+	if bulk != nil {
+		for ; i < len(batch) && batch[i].seq < bulk.seq; i++ {
+			if _, err := bw.Write(batch[i].frame); err != nil {
+				return err
+			}
+			n += len(batch[i].frame)
+		}
+		k, err := bulk.writeChunk(bw, chunk)
+		if err != nil {
 			return err
 		}
+		n += k
+	}
+	for ; i < len(batch); i++ {
+		if _, err := bw.Write(batch[i].frame); err != nil {
+			return err
+		}
+		n += len(batch[i].frame)
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
+	sent := len(batch)
+	if bulk != nil && bulk.done() {
+		p.endBulk(bulk)
+		sent++
+	}
 	st := &p.t.stats
 	st.flushes.Add(1)
-	st.sent.Add(uint64(len(batch)))
+	st.sent.Add(uint64(sent))
 	st.sentBytes.Add(uint64(n))
-	p.sent.Add(uint64(len(batch)))
+	p.sent.Add(uint64(sent))
 	return nil
 }
 
@@ -448,11 +547,16 @@ func (p *peer) shutdown() {
 func (p *peer) snapshot() PeerStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	queued, bytes := len(p.q), p.qBytes
+	if p.bulk != nil {
+		queued++
+		bytes += p.bulk.size
+	}
 	return PeerStats{
 		Addr:        p.addr,
 		Connected:   p.connected.Load(),
-		Queued:      len(p.q),
-		QueuedBytes: p.qBytes,
+		Queued:      queued,
+		QueuedBytes: bytes,
 		Sent:        p.sent.Load(),
 		Dropped:     p.dropped.Load(),
 		Connects:    p.connects.Load(),

@@ -10,17 +10,18 @@ import (
 type dropReason uint8
 
 const (
-	dropNone        dropReason = iota
-	dropQueueFull              // the peer's queue held QueueLen messages
-	dropQueueBytes             // the peer's queue held QueueBytes bytes
-	dropTooLarge               // the encoding exceeded MaxFrameSize
-	dropUnknownPeer            // no address for the destination
-	dropFault                  // a Faults drop rule
-	dropBlocked                // a Faults block rule or isolation
-	dropUnsent                 // queued, then lost with a broken connection or a removed peer
-	dropClosed                 // sent after Close
-	dropInboxFull              // a message to self found the inbox full
-	dropInvalid                // a message type Decode would reject
+	dropNone         dropReason = iota
+	dropQueueFull               // the peer's queue held QueueLen messages
+	dropQueueBytes              // the peer's queue held QueueBytes bytes
+	dropTooLarge                // the encoding exceeded MaxFrameSize
+	dropUnknownPeer             // no address for the destination
+	dropFault                   // a Faults drop rule
+	dropBlocked                 // a Faults block rule or isolation
+	dropUnsent                  // queued, then lost with a broken connection or a removed peer
+	dropClosed                  // sent after Close
+	dropInboxFull               // a message to self found the inbox full
+	dropInvalid                 // a message type Decode would reject
+	dropSnapshotBusy            // a snapshot while another was on its way to the peer
 	numDropReasons
 )
 
@@ -28,7 +29,7 @@ const (
 type DropStats struct {
 	QueueFull   uint64 // the destination's queue was full (QueueLen)
 	QueueBytes  uint64 // the destination's queue was over its byte budget (QueueBytes)
-	TooLarge    uint64 // the encoded message exceeded MaxFrameSize
+	TooLarge    uint64 // the encoded message exceeded MaxFrameSize (MaxMessageSize for snapshots)
 	UnknownPeer uint64 // the destination had no address
 	Fault       uint64 // dropped by a Faults drop rule, either direction
 	Blocked     uint64 // dropped by a Faults block rule or isolation, either direction
@@ -36,12 +37,15 @@ type DropStats struct {
 	Closed      uint64 // sent after Close
 	InboxFull   uint64 // a message to this server itself found the inbox full
 	Invalid     uint64 // a message of no known type, which the receiver would refuse
+	// SnapshotBusy counts messages carrying a snapshot dropped because
+	// another was on its way to the same peer.
+	SnapshotBusy uint64
 }
 
 // Total returns the sum of every reason.
 func (d DropStats) Total() uint64 {
 	return d.QueueFull + d.QueueBytes + d.TooLarge + d.UnknownPeer + d.Fault + d.Blocked +
-		d.Unsent + d.Closed + d.InboxFull + d.Invalid
+		d.Unsent + d.Closed + d.InboxFull + d.Invalid + d.SnapshotBusy
 }
 
 // PeerStats describes the outgoing link to one peer.
@@ -99,16 +103,17 @@ func (c *counters) snapshot() Stats {
 		ReceivedBytes: c.receivedBytes.Load(),
 		Delivered:     c.delivered.Load(),
 		Dropped: DropStats{
-			QueueFull:   d(dropQueueFull),
-			QueueBytes:  d(dropQueueBytes),
-			TooLarge:    d(dropTooLarge),
-			UnknownPeer: d(dropUnknownPeer),
-			Fault:       d(dropFault),
-			Blocked:     d(dropBlocked),
-			Unsent:      d(dropUnsent),
-			Closed:      d(dropClosed),
-			InboxFull:   d(dropInboxFull),
-			Invalid:     d(dropInvalid),
+			QueueFull:    d(dropQueueFull),
+			QueueBytes:   d(dropQueueBytes),
+			TooLarge:     d(dropTooLarge),
+			UnknownPeer:  d(dropUnknownPeer),
+			Fault:        d(dropFault),
+			Blocked:      d(dropBlocked),
+			Unsent:       d(dropUnsent),
+			Closed:       d(dropClosed),
+			InboxFull:    d(dropInboxFull),
+			Invalid:      d(dropInvalid),
+			SnapshotBusy: d(dropSnapshotBusy),
 		},
 		Dials:        c.dials.Load(),
 		DialFailures: c.dialFailures.Load(),

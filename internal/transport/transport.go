@@ -82,10 +82,12 @@ func (t *Transport) Recv() <-chan []gpaxos.Message { return t.recv }
 
 // Send queues m for m.To and returns whether it was queued. It never
 // blocks: a message that cannot be queued (unknown destination, full queue,
-// too large, a fault rule, transport closed) is dropped and counted in
-// Stats. Send encodes m before returning, so the caller may reuse m's
-// slices at once. A message to this server itself is delivered through
-// Recv without touching the network.
+// too large, a fault rule, transport closed, a snapshot while another is on
+// its way to the same peer) is dropped and counted in Stats. Send encodes m
+// before returning, so the caller may reuse m's slices at once, except the
+// data of m's snapshot, which is sent from where it lies and must not
+// change (snapshots never do). A message to this server itself is
+// delivered through Recv without touching the network.
 func (t *Transport) Send(m gpaxos.Message) bool {
 	t.mu.RLock()
 	closed := t.closed
@@ -117,6 +119,9 @@ func (t *Transport) Send(m gpaxos.Message) bool {
 	if p == nil {
 		return t.dropped(nil, dropUnknownPeer)
 	}
+	if m.Snapshot != nil {
+		return t.sendBulk(p, &m, size)
+	}
 	if size > t.cfg.MaxFrameSize {
 		return t.dropped(p, dropTooLarge)
 	}
@@ -130,6 +135,21 @@ func (t *Transport) Send(m gpaxos.Message) bool {
 	frame := appendFrameHeader(make([]byte, 0, frameHeaderSize+size), size)
 	frame = AppendEncode(frame, &m)
 	if r := p.enqueue(frame, due); r != dropNone {
+		return t.dropped(p, r)
+	}
+	return true
+}
+
+// sendBulk queues m, which carries a snapshot, on p's bulk lane.
+func (t *Transport) sendBulk(p *peer, m *gpaxos.Message, size int) bool {
+	if size > t.cfg.MaxMessageSize {
+		return t.dropped(p, dropTooLarge)
+	}
+	due, r := t.faults.route(Out, m.To, time.Now())
+	if r == dropNone {
+		r = p.enqueueBulk(m, size, due)
+	}
+	if r != dropNone {
 		return t.dropped(p, r)
 	}
 	return true

@@ -236,7 +236,7 @@ func TestQueueFullDropsCounted(t *testing.T) {
 		c.QueueBytes = 1000
 	})
 	big := gpaxos.Message{Type: gpaxos.MsgAppend, From: 1, To: 2, Entries: []gpaxos.Entry{{Data: make([]byte, 400)}}}
-	huge := gpaxos.Message{Type: gpaxos.MsgSync, From: 1, To: 2, Snapshot: &gpaxos.Snapshot{Data: make([]byte, 5000)}}
+	huge := gpaxos.Message{Type: gpaxos.MsgAppend, From: 1, To: 2, Entries: []gpaxos.Entry{{Data: make([]byte, 5000)}}}
 	// An empty queue takes one message beyond the budget, then nothing.
 	if !b.Send(huge) {
 		t.Fatal("an empty queue refused an oversize message")
@@ -270,7 +270,7 @@ func TestDeadPeerDoesNotSlowOthers(t *testing.T) {
 
 func TestSendOversizeDropped(t *testing.T) {
 	trs := newCluster(t, 2, func(c *Config) { c.MaxFrameSize = minFrameSize })
-	if trs[0].Send(gpaxos.Message{Type: gpaxos.MsgSync, From: 1, To: 2, Snapshot: &gpaxos.Snapshot{Data: make([]byte, minFrameSize)}}) {
+	if trs[0].Send(gpaxos.Message{Type: gpaxos.MsgAppend, From: 1, To: 2, Entries: []gpaxos.Entry{{Data: make([]byte, minFrameSize)}}}) {
 		t.Fatal("oversize message queued")
 	}
 	if s := trs[0].Stats(); s.Dropped.TooLarge != 1 {

@@ -1,0 +1,181 @@
+package transport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/giraffe-coord/giraffe/internal/gpaxos"
+)
+
+// chunkFirst and chunkNext are the first byte of a chunk frame: the first
+// chunk of a message, which announces the message's size, and the ones
+// after it. A message's encoding starts with CodecVersion, which never
+// takes these values, so a receiver tells chunks from whole messages by
+// their first byte.
+const (
+	chunkFirst byte = 0xC5
+	chunkNext  byte = 0xC6
+)
+
+// maxChunk bounds the message bytes of one chunk frame: small enough that
+// a heartbeat queued behind a snapshot waits for about a millisecond of
+// writing, large enough that the per-frame cost disappears.
+const maxChunk = 1 << 20
+
+// firstAlloc bounds the buffer a receiver allocates on a message's first
+// chunk, before the bytes that would fill it have arrived: the total a
+// first chunk announces is only trusted as they come.
+const firstAlloc = 64 << 20
+
+// bulkMsg is a message that carries a snapshot, on its way to a peer in
+// chunk frames. Its encoding is kept as three pieces, the snapshot's data
+// in the middle, so that a snapshot of gigabytes is sent from where it
+// lies instead of being copied into one frame.
+type bulkMsg struct {
+	parts [3][]byte // head, snapshot data, tail (see appendHead)
+	size  int       // bytes of the encoding
+	sent  int       // bytes of the encoding already written; the writer's alone
+	seq   uint64    // place among the peer's queued messages
+	due   time.Time // not started before (outbound delay fault)
+}
+
+// newBulkMsg splits the encoding of m, which carries a snapshot.
+func newBulkMsg(m *gpaxos.Message, size int, seq uint64, due time.Time) *bulkMsg {
+	head := appendHead(nil, m)
+	tail := appendTail(nil, m)
+	return &bulkMsg{parts: [3][]byte{head, m.Snapshot.Data, tail}, size: size, seq: seq, due: due}
+}
+
+// done reports whether every byte has been written.
+func (b *bulkMsg) done() bool { return b.sent == b.size }
+
+// writeChunk writes the next chunk frame, of at most limit message bytes,
+// and returns the bytes it wrote, framing included. The first chunk of a
+// message announces the message's size.
+func (b *bulkMsg) writeChunk(w io.Writer, limit int) (int, error) {
+	n := min(limit, b.size-b.sent)
+	hdr := make([]byte, 0, frameHeaderSize+1+binary.MaxVarintLen64)
+	hdr = appendFrameHeader(hdr, 0)
+	if b.sent == 0 {
+		hdr = append(hdr, chunkFirst)
+		hdr = binary.AppendUvarint(hdr, uint64(b.size))
+	} else {
+		hdr = append(hdr, chunkNext)
+	}
+	binary.BigEndian.PutUint32(hdr, uint32(len(hdr)-frameHeaderSize+n))
+	if _, err := w.Write(hdr); err != nil {
+		return 0, err
+	}
+	written := len(hdr)
+	off := b.sent
+	for _, p := range b.parts {
+		if off >= len(p) {
+			off -= len(p)
+			continue
+		}
+		k := min(len(p)-off, n)
+		if _, err := w.Write(p[off : off+k]); err != nil {
+			return written, err
+		}
+		written += k
+		b.sent += k
+		n -= k
+		off = 0
+		if n == 0 {
+			break
+		}
+	}
+	return written, nil
+}
+
+// chunkPayload is the room a chunk frame of at most maxFrame bytes leaves
+// for message bytes, after the marker and the first chunk's size.
+func chunkPayload(maxFrame int) int {
+	return min(maxChunk, maxFrame-1-binary.MaxVarintLen64)
+}
+
+// chunkKind returns the marker of the frame of size bytes that r is at,
+// which it consumes, or 0 if the frame is not a chunk.
+func chunkKind(r *bufio.Reader, size int) byte {
+	if size == 0 {
+		return 0
+	}
+	kind, err := r.Peek(1)
+	if err != nil || kind[0] != chunkFirst && kind[0] != chunkNext {
+		return 0 // an error shows again when the frame is read
+	}
+	r.Discard(1)
+	return kind[0]
+}
+
+// assembler puts a message back together from the chunk frames of one
+// connection, which carry one message at a time.
+type assembler struct {
+	limit int    // the largest message accepted (Config.MaxMessageSize)
+	total int    // size of the message being assembled; 0 between messages
+	buf   []byte // its bytes so far
+}
+
+// read consumes the n bytes after the marker of a chunk frame of the
+// given kind from r and returns the message's encoding once its last chunk
+// is in, nil before.
+func (a *assembler) read(r *bufio.Reader, kind byte, n int) ([]byte, error) {
+	switch {
+	case kind == chunkFirst && a.total != 0:
+		return nil, fmt.Errorf("%w: a message's first chunk before the last of the one before", errProtocol)
+	case kind == chunkNext && a.total == 0:
+		return nil, fmt.Errorf("%w: a chunk without the first of its message", errProtocol)
+	}
+	if kind == chunkFirst {
+		lr := io.LimitedReader{R: r, N: int64(n)}
+		total, err := binary.ReadUvarint(byteReader{&lr})
+		if err != nil {
+			return nil, fmt.Errorf("%w: chunk announcing a message: %v", errProtocol, err)
+		}
+		if total == 0 || total > uint64(a.limit) {
+			return nil, fmt.Errorf("%w: chunked message of %d bytes, limit %d", errProtocol, total, a.limit)
+		}
+		n = int(lr.N)
+		a.total = int(total)
+		a.buf = make([]byte, 0, min(a.total, firstAlloc))
+	}
+	if len(a.buf)+n > a.total {
+		return nil, fmt.Errorf("%w: chunks carry more than the %d bytes announced", errProtocol, a.total)
+	}
+	if cap(a.buf)-len(a.buf) < n {
+		grown := make([]byte, len(a.buf), min(a.total, max(2*cap(a.buf), len(a.buf)+n)))
+		copy(grown, a.buf)
+		a.buf = grown
+	}
+	k, err := io.ReadFull(r, a.buf[len(a.buf):len(a.buf)+n])
+	a.buf = a.buf[:len(a.buf)+k]
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	if len(a.buf) < a.total {
+		return nil, nil
+	}
+	msg := a.buf
+	a.total, a.buf = 0, nil
+	return msg, nil
+}
+
+// byteReader reads single bytes from a LimitedReader, for ReadUvarint.
+type byteReader struct{ r *io.LimitedReader }
+
+func (b byteReader) ReadByte() (byte, error) {
+	var c [1]byte
+	if _, err := io.ReadFull(b.r, c[:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	return c[0], nil
+}
