@@ -33,20 +33,24 @@ const firstAlloc = 64 << 20
 // bulkMsg is a message that carries a snapshot, on its way to a peer in
 // chunk frames. Its encoding is kept as three pieces, the snapshot's data
 // in the middle, so that a snapshot of gigabytes is sent from where it
-// lies instead of being copied into one frame.
+// lies instead of being copied into one buffer on the goroutine that
+// sends it.
 type bulkMsg struct {
 	parts [3][]byte // head, snapshot data, tail (see appendHead)
 	size  int       // bytes of the encoding
 	sent  int       // bytes of the encoding already written; the writer's alone
-	seq   uint64    // place among the peer's queued messages
-	due   time.Time // not started before (outbound delay fault)
+	// started is set, under the peer's lock, before the first chunk is
+	// written: from then on the message cannot be replaced.
+	started bool
+	seq     uint64    // place among the peer's queued messages
+	due     time.Time // not started before (outbound delay fault)
 }
 
-// newBulkMsg splits the encoding of m, which carries a snapshot.
+// newBulkMsg splits the encoding of m, which carries a snapshot and
+// encodes in size bytes.
 func newBulkMsg(m *gpaxos.Message, size int, seq uint64, due time.Time) *bulkMsg {
-	head := appendHead(nil, m)
-	tail := appendTail(nil, m)
-	return &bulkMsg{parts: [3][]byte{head, m.Snapshot.Data, tail}, size: size, seq: seq, due: due}
+	parts := [3][]byte{appendHead(nil, m), m.Snapshot.Data, appendTail(nil, m)}
+	return &bulkMsg{parts: parts, size: size, seq: seq, due: due}
 }
 
 // done reports whether every byte has been written.

@@ -63,7 +63,7 @@ func TestSnapshotLargerThanAFrameArrivesWhole(t *testing.T) {
 	}
 }
 
-func TestOneSnapshotOnItsWayPerPeer(t *testing.T) {
+func TestNewerSnapshotReplacesOneNotStarted(t *testing.T) {
 	trs := newCluster(t, 3, nil)
 	a := trs[0]
 	waitConnected(t, a, 2)
@@ -72,20 +72,23 @@ func TestOneSnapshotOnItsWayPerPeer(t *testing.T) {
 	if !a.Send(snapshotMsg(1, 2, 10, 4<<20)) {
 		t.Fatal("first snapshot refused")
 	}
-	if a.Send(snapshotMsg(1, 2, 20, 4<<20)) {
-		t.Fatal("a second snapshot to the same peer was queued")
+	if !a.Send(snapshotMsg(1, 2, 15, 4<<20)) {
+		t.Fatal("a newer snapshot did not replace one not started")
 	}
 	if !a.Send(snapshotMsg(1, 3, 20, 1000)) {
 		t.Fatal("a snapshot to another peer was refused")
 	}
-	if s := a.Stats(); s.Dropped.SnapshotBusy != 1 || s.Peers[2].Queued != 1 || s.Peers[2].QueuedBytes < 4<<20 {
+	if s := a.Stats(); s.Dropped.SnapshotReplaced != 1 || s.Peers[2].Queued != 1 || s.Peers[2].QueuedBytes < 4<<20 {
 		t.Fatalf("%+v", s)
 	}
 	a.Faults().Resume()
-	if m := recvN(t, trs[1], 1, 10*time.Second)[0]; m.Snapshot.Index != 10 {
+	if m := recvN(t, trs[1], 1, 10*time.Second)[0]; m.Snapshot.Index != 15 {
 		t.Fatalf("got snapshot %d", m.Snapshot.Index)
 	}
-	recvN(t, trs[2], 1, 10*time.Second)
+	expectNothing(t, trs[1], 50*time.Millisecond)
+	if m := recvN(t, trs[2], 1, 10*time.Second)[0]; m.Snapshot.Index != 20 {
+		t.Fatalf("got snapshot %d", m.Snapshot.Index)
+	}
 	// Once the first is written, the next one goes.
 	waitFor(t, 5*time.Second, "the lane to empty", func() bool { return a.Stats().Peers[2].Queued == 0 })
 	if !a.Send(snapshotMsg(1, 2, 20, 1000)) {
@@ -119,7 +122,8 @@ func chunkFrames(m gpaxos.Message, n int) []byte {
 
 func TestBrokenConnectionDropsAStartedSnapshot(t *testing.T) {
 	// The receiver is a raw listener that takes the handshake, reads a
-	// few chunks and hangs up; the sender must then let a new snapshot
+	// few chunks of a snapshot larger than the sockets' buffers and hangs
+	// up; the sender must then let a new snapshot
 	// go, from its first chunk, on the next connection.
 	a := newTransport(t, 1, func(c *Config) { c.MaxFrameSize = minFrameSize })
 	ln := newRawListener(t, 2)
@@ -128,13 +132,20 @@ func TestBrokenConnectionDropsAStartedSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, br := ln.accept(t)
-	if !a.Send(snapshotMsg(1, 2, 7, 1<<20)) {
+	if !a.Send(snapshotMsg(1, 2, 7, 64<<20)) {
 		t.Fatal("snapshot refused")
 	}
 	for range 3 {
 		if _, err := readFrame(br, minFrameSize); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Started: a newer one is dropped, not put in its place.
+	if a.Send(snapshotMsg(1, 2, 9, 1000)) {
+		t.Fatal("a snapshot replaced one being written")
+	}
+	if s := a.Stats(); s.Dropped.SnapshotBusy != 1 {
+		t.Fatalf("SnapshotBusy = %d", s.Dropped.SnapshotBusy)
 	}
 	c.Close()
 	waitFor(t, 5*time.Second, "the started snapshot to be dropped", func() bool {

@@ -83,7 +83,8 @@ type Config struct {
 
 	// MaxFrameSize bounds a frame, sent or received: an encoded message,
 	// except one carrying a snapshot, which goes in chunk frames of up to
-	// a mebibyte. Members must agree on it.
+	// a mebibyte. Members must agree on it. A history without a snapshot
+	// must fit in one frame; compaction (snapCount) keeps it far below.
 	MaxFrameSize int
 	// MaxMessageSize bounds a message carrying a snapshot, sent or
 	// received.

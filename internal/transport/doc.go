@@ -30,11 +30,12 @@
 // to a mebibyte, on a lane of its own beside the queue: a first chunk (a
 // marker byte no version byte takes, the message's size, its first bytes)
 // and next chunks (another marker, more bytes), with whole messages
-// written between them, so that heartbeats and appends to a server that is
-// catching up are not held behind gigabytes. The sender writes the
-// snapshot's data from where it lies, the receiver reassembles it into one
-// buffer bounded by Config.MaxMessageSize, and one snapshot at a time goes
-// to each peer (another is dropped while one is on its way). A connection
+// written between them, so that heartbeats and appends to a server that
+// is catching up are not held behind gigabytes. The sender writes the
+// snapshot's data from where it lies, the receiver reassembles the
+// message into one buffer bounded by Config.MaxMessageSize, and one
+// snapshot at a time goes to each peer (a newer one replaces one not
+// started; while one is being written, others are dropped). A connection
 // that breaks drops the part that went out; the peer asks again.
 //
 // TLS. A Transport configured with TLS runs a TLS handshake on every

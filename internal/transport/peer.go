@@ -43,10 +43,10 @@ type outMsg struct {
 // queue, so that heartbeats and appends keep flowing while a snapshot of
 // gigabytes is on its way. Such a message is sent after the messages
 // queued before it and may arrive after messages queued after it, which
-// Group Paxos tolerates as it tolerates any reordering. A second snapshot
-// for a peer that has one on its way is dropped: the peer asks again after
-// installing the first, and a lagging server asking once a heartbeat must
-// not queue copies of gigabytes.
+// Group Paxos tolerates as it tolerates any reordering. A newer snapshot
+// replaces one not yet started, and is dropped while one is being
+// written: the peer asks again after installing the first, and a lagging
+// server asking once a heartbeat must not queue copies of gigabytes.
 type peer struct {
 	t   *Transport
 	id  gpaxos.ID
@@ -57,7 +57,7 @@ type peer struct {
 	q       []outMsg
 	qBytes  int
 	seq     uint64   // messages ever queued, bulk ones included
-	bulk    *bulkMsg // the snapshot-carrying message on its way, if any
+	bulk    *bulkMsg // the snapshot on its way, if any
 	conn    net.Conn // current connection (dialing or established), closed by shutdown
 	stopped bool
 
@@ -123,20 +123,26 @@ func (p *peer) enqueue(frame []byte, due time.Time) dropReason {
 }
 
 // enqueueBulk puts m, which carries a snapshot and encodes in size bytes,
-// on the bulk lane unless another is on its way.
+// on the bulk lane unless another is being written there; one not started
+// yet is replaced, and counted as dropped.
 func (p *peer) enqueueBulk(m *gpaxos.Message, size int, due time.Time) dropReason {
 	p.mu.Lock()
 	switch {
 	case p.stopped:
 		p.mu.Unlock()
 		return dropUnknownPeer
-	case p.bulk != nil:
+	case p.bulk != nil && p.bulk.started:
 		p.mu.Unlock()
 		return dropSnapshotBusy
 	}
+	replaced := p.bulk != nil
 	p.seq++
 	p.bulk = newBulkMsg(m, size, p.seq, due)
 	p.mu.Unlock()
+	if replaced {
+		p.dropped.Add(1)
+		p.t.stats.drop(dropSnapshotReplaced, 1)
+	}
 	signal(p.kick)
 	return dropNone
 }
@@ -146,7 +152,7 @@ func (p *peer) enqueueBulk(m *gpaxos.Message, size int, due time.Time) dropReaso
 // the next connection cannot resume the message.
 func (p *peer) dropStartedBulk() {
 	p.mu.Lock()
-	started := p.bulk != nil && p.bulk.sent > 0
+	started := p.bulk != nil && p.bulk.started
 	if started {
 		p.bulk = nil
 	}
@@ -155,6 +161,13 @@ func (p *peer) dropStartedBulk() {
 		p.dropped.Add(1)
 		p.t.stats.drop(dropUnsent, 1)
 	}
+}
+
+// startBulk marks b as started, so that it is no longer replaced.
+func (p *peer) startBulk(b *bulkMsg) {
+	p.mu.Lock()
+	b.started = true
+	p.mu.Unlock()
 }
 
 // endBulk takes b off the bulk lane, written whole or lost with the
@@ -446,6 +459,9 @@ func (p *peer) write(c net.Conn, bw *bufio.Writer, batch []outMsg, bulk *bulkMsg
 				return err
 			}
 			n += len(batch[i].frame)
+		}
+		if bulk.sent == 0 {
+			p.startBulk(bulk)
 		}
 		k, err := bulk.writeChunk(bw, chunk)
 		if err != nil {

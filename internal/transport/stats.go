@@ -10,18 +10,19 @@ import (
 type dropReason uint8
 
 const (
-	dropNone         dropReason = iota
-	dropQueueFull               // the peer's queue held QueueLen messages
-	dropQueueBytes              // the peer's queue held QueueBytes bytes
-	dropTooLarge                // the encoding exceeded MaxFrameSize
-	dropUnknownPeer             // no address for the destination
-	dropFault                   // a Faults drop rule
-	dropBlocked                 // a Faults block rule or isolation
-	dropUnsent                  // queued, then lost with a broken connection or a removed peer
-	dropClosed                  // sent after Close
-	dropInboxFull               // a message to self found the inbox full
-	dropInvalid                 // a message type Decode would reject
-	dropSnapshotBusy            // a snapshot while another was on its way to the peer
+	dropNone             dropReason = iota
+	dropQueueFull                   // the peer's queue held QueueLen messages
+	dropQueueBytes                  // the peer's queue held QueueBytes bytes
+	dropTooLarge                    // the encoding exceeded MaxFrameSize
+	dropUnknownPeer                 // no address for the destination
+	dropFault                       // a Faults drop rule
+	dropBlocked                     // a Faults block rule or isolation
+	dropUnsent                      // queued, then lost with a broken connection or a removed peer
+	dropClosed                      // sent after Close
+	dropInboxFull                   // a message to self found the inbox full
+	dropInvalid                     // a message type Decode would reject
+	dropSnapshotBusy                // a snapshot while another was being written to the peer
+	dropSnapshotReplaced            // a snapshot not started, replaced by a newer one
 	numDropReasons
 )
 
@@ -38,14 +39,16 @@ type DropStats struct {
 	InboxFull   uint64 // a message to this server itself found the inbox full
 	Invalid     uint64 // a message of no known type, which the receiver would refuse
 	// SnapshotBusy counts messages carrying a snapshot dropped because
-	// another was on its way to the same peer.
-	SnapshotBusy uint64
+	// another was being written to the same peer; SnapshotReplaced those
+	// dropped before their first chunk for a newer one.
+	SnapshotBusy     uint64
+	SnapshotReplaced uint64
 }
 
 // Total returns the sum of every reason.
 func (d DropStats) Total() uint64 {
 	return d.QueueFull + d.QueueBytes + d.TooLarge + d.UnknownPeer + d.Fault + d.Blocked +
-		d.Unsent + d.Closed + d.InboxFull + d.Invalid + d.SnapshotBusy
+		d.Unsent + d.Closed + d.InboxFull + d.Invalid + d.SnapshotBusy + d.SnapshotReplaced
 }
 
 // PeerStats describes the outgoing link to one peer.
@@ -103,17 +106,18 @@ func (c *counters) snapshot() Stats {
 		ReceivedBytes: c.receivedBytes.Load(),
 		Delivered:     c.delivered.Load(),
 		Dropped: DropStats{
-			QueueFull:    d(dropQueueFull),
-			QueueBytes:   d(dropQueueBytes),
-			TooLarge:     d(dropTooLarge),
-			UnknownPeer:  d(dropUnknownPeer),
-			Fault:        d(dropFault),
-			Blocked:      d(dropBlocked),
-			Unsent:       d(dropUnsent),
-			Closed:       d(dropClosed),
-			InboxFull:    d(dropInboxFull),
-			Invalid:      d(dropInvalid),
-			SnapshotBusy: d(dropSnapshotBusy),
+			QueueFull:        d(dropQueueFull),
+			QueueBytes:       d(dropQueueBytes),
+			TooLarge:         d(dropTooLarge),
+			UnknownPeer:      d(dropUnknownPeer),
+			Fault:            d(dropFault),
+			Blocked:          d(dropBlocked),
+			Unsent:           d(dropUnsent),
+			Closed:           d(dropClosed),
+			InboxFull:        d(dropInboxFull),
+			Invalid:          d(dropInvalid),
+			SnapshotBusy:     d(dropSnapshotBusy),
+			SnapshotReplaced: d(dropSnapshotReplaced),
 		},
 		Dials:        c.dials.Load(),
 		DialFailures: c.dialFailures.Load(),
