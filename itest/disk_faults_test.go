@@ -12,6 +12,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -263,6 +264,19 @@ func checkEveryServerServes(ctx context.Context, t *testing.T, c *launcher.Clust
 	}
 }
 
+// startRegistered starts an ensemble (see StartEnsemble) and waits for
+// its leader, which it returns, and for every server to be registered.
+func startRegistered(t *testing.T, sh members.Shape, extra ...string) (*launcher.Cluster, members.ID) {
+	t.Helper()
+	c := StartEnsemble(t, sh, extra...)
+	l, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRegistered(t, c, 20*time.Second)
+	return c, l
+}
+
 // waitRegistered waits until every live server's votes count under a
 // configuration that registers its incarnation.
 func waitRegistered(t *testing.T, c *launcher.Cluster, timeout time.Duration) {
@@ -294,12 +308,7 @@ func waitRegistered(t *testing.T, c *launcher.Cluster, timeout time.Duration) {
 // probing it; every server ends registered, serving, with the write made
 // before, and the group's servers take writes again.
 func TestGroupThatLostItsStateRecovers(t *testing.T) {
-	c := StartEnsemble(t, Forest9x33)
-	l, err := Leader(c, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitRegistered(t, c, 20*time.Second)
+	c, l := startRegistered(t, Forest9x33)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	createAcknowledged(ctx, t, serverAddr(t, c, l), "/before")

@@ -22,12 +22,7 @@ import (
 // go on; the follower must end with every znode, serve reads and writes,
 // and count again.
 func TestFollowerThatLostItsDiskCatchesUpFromASnapshot(t *testing.T) {
-	c := StartEnsemble(t, Classic3, "snapCount=100")
-	l, err := Leader(c, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitRegistered(t, c, 20*time.Second)
+	c, l := startRegistered(t, Classic3, "snapCount=100")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl, err := client.Connect(ctx, []string{serverAddr(t, c, l)}, client.WithSessionTimeout(20*time.Second))
