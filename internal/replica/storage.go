@@ -414,13 +414,15 @@ func (s *storage) mayskipSync(ents []gpaxos.Entry) bool {
 
 // saveSnapshot stores a snapshot the application made at index and drops
 // the log before it (keeping a margin is the purge's job: entries up to
-// index are in the snapshot).
+// index are in the snapshot). The purge, which deletes gradually, runs
+// outside snapMu: a snapshot received meanwhile is not kept waiting.
 func (s *storage) saveSnapshot(index gpaxos.Zxid, voters quorum.Config, data []byte, retain int) error {
 	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	if _, err := snap.Save(s.snapDir(), int64(index), func(w io.Writer) error {
+	_, err := snap.Save(s.snapDir(), int64(index), func(w io.Writer) error {
 		return writeSnapshot(w, voters, data)
-	}, snap.WithLogger(s.logger)); err != nil {
+	}, snap.WithLogger(s.logger))
+	s.snapMu.Unlock()
+	if err != nil {
 		return err
 	}
 	return snap.Purge(s.snapDir(), filepath.Join(s.dir, "log"), retain, snap.WithLogger(s.logger))

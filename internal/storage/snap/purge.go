@@ -21,10 +21,19 @@ const MinRetain = 3
 // Snapshots are counted by name, not verified; LoadNewest falls back past
 // damaged ones. The log part goes through wal.PurgeDir, so it is safe while
 // the server's log is open. retain below MinRetain is an error.
+//
+// Old snapshots are renamed aside (fsutil.TrashSuffix) and then deleted
+// gradually (fsutil.RemoveGradually), so that dropping a snapshot of a
+// gigabyte does not stall the fsyncs of a log on the same disk; a purge of
+// such a snapshot takes a second or two.
 func Purge(snapDir, logDir string, retain int, opts ...Option) error {
 	cfg := configure(opts)
 	if retain < MinRetain {
 		return fmt.Errorf("snap: retain count %d is below the minimum of %d", retain, MinRetain)
+	}
+	// What an interrupted purge renamed aside goes first.
+	if _, err := fsutil.RemoveTrash(snapDir); err != nil {
+		return err
 	}
 	snaps, err := list(snapDir)
 	if err != nil {
@@ -37,7 +46,7 @@ func Purge(snapDir, logDir string, retain int, opts ...Option) error {
 	var errs []error
 	removed := 0
 	for _, s := range snaps[:len(snaps)-retain] {
-		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(s.path, s.path+fsutil.TrashSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 			continue
 		}
@@ -48,6 +57,9 @@ func Purge(snapDir, logDir string, retain int, opts ...Option) error {
 		if err := fsutil.SyncDir(snapDir); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if _, err := fsutil.RemoveTrash(snapDir); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := wal.PurgeDir(logDir, oldestKept.zxid, cfg.logger); err != nil {
 		errs = append(errs, err)

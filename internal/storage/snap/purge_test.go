@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 	"github.com/giraffe-coord/giraffe/internal/storage/wal"
 )
 
@@ -88,6 +89,11 @@ func TestPurge(t *testing.T) {
 			if len(segsAfter) >= len(segsBefore) {
 				t.Fatalf("no log segment purged: %d before, %d after", len(segsBefore), len(segsAfter))
 			}
+			for _, d := range []string{snapDir, logDir} {
+				if trash, _ := filepath.Glob(filepath.Join(d, "*"+fsutil.TrashSuffix)); len(trash) != 0 {
+					t.Fatalf("purge left %v", trash)
+				}
+			}
 			if !open {
 				var err error
 				l, err = wal.Open(logDir, wal.Options{SegmentBytes: 1024, Logger: slog.New(slog.DiscardHandler)})
@@ -109,6 +115,32 @@ func TestPurge(t *testing.T) {
 				t.Fatalf("LoadNewest after purge = %#x, %v", got.zxid, err)
 			}
 		})
+	}
+}
+
+// TestPurgeFinishesAnInterruptedOne: a purge that a crash stopped after
+// renaming files aside left them behind; loading ignores them, and the
+// next purge deletes them.
+func TestPurgeFinishesAnInterruptedOne(t *testing.T) {
+	snapDir, logDir := t.TempDir(), t.TempDir()
+	fill(t, logDir, 50).Close()
+	save(t, snapDir, 30, body(30, 200))
+	old := save(t, snapDir, 20, body(20, 200))
+	if err := os.Rename(old, old+fsutil.TrashSuffix); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := filepath.Glob(filepath.Join(logDir, "log.*"))
+	if err := os.Rename(segs[0], segs[0]+fsutil.TrashSuffix); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshotZxids(t, snapDir); len(got) != 1 || got[0] != 30 {
+		t.Fatalf("snapshots listed %v, want [30]", got)
+	}
+	if err := Purge(snapDir, logDir, MinRetain, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	if trash, _ := filepath.Glob(filepath.Join(snapDir, "*"+fsutil.TrashSuffix)); len(trash) != 0 {
+		t.Fatalf("left %v", trash)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/giraffe-coord/giraffe/internal/fsutil"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -266,6 +268,9 @@ func TestPurgeBefore(t *testing.T) {
 	after := segmentPaths(t, dir)
 	if len(removed) == 0 || len(removed)+len(after) != len(before) {
 		t.Fatalf("removed %d of %d segments, %d left", len(removed), len(before), len(after))
+	}
+	if trash, _ := filepath.Glob(filepath.Join(dir, "*"+fsutil.TrashSuffix)); len(trash) != 0 {
+		t.Fatalf("purge left %v", trash)
 	}
 	// What is left starts at or before snapZxid+1 and replays from there.
 	checkRecs(t, replayAll(t, l, snapZxid), want[snapZxid:])

@@ -16,15 +16,39 @@ import (
 // that snapshot needs only records after it. The newest segment is never
 // deleted. Segments go oldest first, so the log stays a contiguous suffix
 // even if a crash interrupts the purge. It returns the deleted paths.
+//
+// Appends wait only for the segments to be renamed aside
+// (fsutil.TrashSuffix); they are deleted after, gradually, outside the
+// log's lock, so that the purge of a gigabyte of log does not hold up
+// the writes queued behind it.
 func (l *Log) PurgeBefore(zxid int64) ([]string, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.usable(); err != nil {
+		l.mu.Unlock()
 		return nil, err
 	}
-	removed, err := purgeSegments(l.dir, zxid, l.activePath, l.opts.NoSync, l.logger)
+	removed, err := purgeSegments(l.dir, zxid, l.activePath)
 	l.damaged = slices.DeleteFunc(l.damaged, func(r Record) bool { return slices.Contains(removed, r.Segment) })
-	return removed, err
+	l.mu.Unlock()
+	return removed, errors.Join(err, l.emptyTrash(removed))
+}
+
+// emptyTrash makes the renames of the removed segments durable and
+// deletes what the trash holds.
+func (l *Log) emptyTrash(removed []string) error {
+	return emptyTrash(l.dir, removed, l.opts.NoSync, l.logger)
+}
+
+func emptyTrash(dir string, removed []string, noSync bool, logger *slog.Logger) error {
+	var err error
+	if len(removed) > 0 && !noSync {
+		err = fsutil.SyncDir(dir)
+	}
+	for _, p := range removed {
+		logger.Info("wal: purged segment", "file", p)
+	}
+	_, terr := fsutil.RemoveTrash(dir)
+	return errors.Join(err, terr)
 }
 
 // PurgeDir is PurgeBefore for a directory: if a Log is open on dir in this
@@ -49,14 +73,15 @@ func PurgeDir(dir string, zxid int64, logger *slog.Logger) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wal: purging %s: %w", dir, err)
 	}
-	removed, err := purgeSegments(dir, zxid, "", false, logger)
+	removed, err := purgeSegments(dir, zxid, "")
+	err = errors.Join(err, emptyTrash(dir, removed, false, logger))
 	return removed, errors.Join(err, release())
 }
 
-// purgeSegments deletes, oldest first, every segment whose successor starts
-// at or before zxid+1: all its records are then at most zxid. active is
-// never deleted.
-func purgeSegments(dir string, zxid int64, active string, noSync bool, logger *slog.Logger) ([]string, error) {
+// purgeSegments renames aside (fsutil.TrashSuffix), oldest first, every
+// segment whose successor starts at or before zxid+1: all its records are
+// then at most zxid. active is never purged.
+func purgeSegments(dir string, zxid int64, active string) ([]string, error) {
 	segs, err := listSegments(dir)
 	if err != nil {
 		return nil, err
@@ -64,14 +89,10 @@ func purgeSegments(dir string, zxid int64, active string, noSync bool, logger *s
 	var removed []string
 	var rerr error
 	for i := 0; i+1 < len(segs) && segs[i+1].base-1 <= zxid && segs[i].path != active; i++ {
-		if rerr = os.Remove(segs[i].path); rerr != nil {
+		if rerr = os.Rename(segs[i].path, segs[i].path+fsutil.TrashSuffix); rerr != nil {
 			break
 		}
 		removed = append(removed, segs[i].path)
-		logger.Info("wal: purged segment", "file", segs[i].path, "upto_zxid", formatZxid(zxid))
-	}
-	if len(removed) > 0 && !noSync {
-		rerr = errors.Join(rerr, fsutil.SyncDir(dir))
 	}
 	return removed, rerr
 }
