@@ -210,16 +210,37 @@ func populate(ctx context.Context, cfg BigTreeConfig, value []byte) (bool, error
 	errc := make(chan error, len(cfg.Servers))
 	var mu sync.Mutex
 	done, reported := 0, 0
-	for k, addr := range cfg.Servers {
+	for k := range cfg.Servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := dial(addr, 30*time.Second, chunk)
-			if err != nil {
-				errc <- err
-				return
+			// A chunk whose session breaks (a leader change, a server
+			// that stops serving for a while) is sent again on a new
+			// session, to the next server after a pause: creating a
+			// znode that exists counts as done.
+			var s *session
+			defer func() {
+				if s != nil {
+					s.close()
+				}
+			}()
+			createChunk := func(paths []string) error {
+				_, err := newBackoff(DefaultOpenTimeout).retry(ctx, cfg.Servers, k, func(addr string, _ time.Time) error {
+					if s == nil {
+						var err error
+						if s, err = dial(addr, 30*time.Second, chunk); err != nil {
+							return err
+						}
+					}
+					err := createNodes(s, paths, value)
+					if err != nil {
+						s.close()
+						s = nil
+					}
+					return err
+				})
+				return err
 			}
-			defer s.close()
 			paths := make([]string, 0, chunk)
 			for first := k * chunk; first < cfg.Znodes; first += len(cfg.Servers) * chunk {
 				if ctx.Err() != nil {
@@ -230,7 +251,7 @@ func populate(ctx context.Context, cfg BigTreeConfig, value []byte) (bool, error
 				for i := first; i < min(first+chunk, cfg.Znodes); i++ {
 					paths = append(paths, bigTreePath(cfg, i))
 				}
-				if err := createNodes(s, paths, value); err != nil {
+				if err := createChunk(paths); err != nil {
 					errc <- err
 					return
 				}

@@ -2,12 +2,14 @@ package itest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/bench"
+	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
@@ -46,6 +48,56 @@ func TestBenchCarriesOn(t *testing.T) {
 	t.Logf("%d ops, %d errors, %d reconnects", res.Ops, res.Errors, res.Reconnects)
 	if res.Reconnects < 2 || res.Ops == 0 {
 		t.Fatalf("after killing server %d (2 of 6 sessions on it): %d ops, %d reconnects", victim, res.Ops, res.Reconnects)
+	}
+}
+
+// TestBigTreePopulateCarriesOn: the big-tree benchmark creates its tree
+// through one pipelined session per server; when one of those servers is
+// killed part way, the chunk that session was creating goes again through
+// another server, and the tree ends whole.
+func TestBigTreePopulateCarriesOn(t *testing.T) {
+	c := StartEnsemble(t, Classic3)
+	leader, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The victim is a follower, in the middle of the list: the timed
+	// workers after the populate use the first server and the last.
+	var victim members.ID
+	var servers []string
+	var middle string
+	for _, s := range c.Servers {
+		if s.ID != leader && victim == members.None {
+			victim, middle = s.ID, s.ClientAddr
+			continue
+		}
+		servers = append(servers, s.ClientAddr)
+	}
+	servers = []string{servers[0], middle, servers[1]}
+	var once sync.Once
+	cfg := bench.BigTreeConfig{Servers: servers, Znodes: 60_000, ValueSize: 64, Fanout: 1000,
+		Duration: 200 * time.Millisecond, Root: "/bigtree",
+		Progress: func(string) { once.Do(func() { c.Kill(victim) }) }}
+	res, err := bench.RunBigTree(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("the run failed after server %d was killed: %v", victim, err)
+	}
+	if res.PopulateSeconds <= 0 {
+		t.Fatalf("the tree was not created: %+v", res)
+	}
+	// Every znode is there.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := client.Connect(ctx, servers[:1], client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for d := range cfg.Znodes / cfg.Fanout {
+		kids, _, err := cl.Children(ctx, fmt.Sprintf("/bigtree/d%d", d))
+		if err != nil || len(kids) != cfg.Fanout {
+			t.Fatalf("/bigtree/d%d holds %d znodes, want %d (%v)", d, len(kids), cfg.Fanout, err)
+		}
 	}
 }
 
