@@ -10,6 +10,7 @@ import (
 
 	"github.com/giraffe-coord/giraffe/bench"
 	"github.com/giraffe-coord/giraffe/client"
+	"github.com/giraffe-coord/giraffe/internal/launcher"
 	"github.com/giraffe-coord/giraffe/internal/members"
 )
 
@@ -18,19 +19,9 @@ import (
 // connection as errors, takes its sessions to the other servers and
 // carries on, instead of failing the run.
 func TestBenchCarriesOn(t *testing.T) {
-	c := StartEnsemble(t, Classic3)
-	leader, err := Leader(c, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var victim members.ID
-	var servers []string
-	for _, s := range c.Servers {
-		servers = append(servers, s.ClientAddr)
-		if s.ID != leader && victim == members.None {
-			victim = s.ID
-		}
-	}
+	c, follower, others := startClassicWithFollower(t)
+	victim := follower.ID
+	servers := append(others, follower.ClientAddr)
 	// The kill comes with the first progress line of the measured window:
 	// the sessions are open and the load runs.
 	var once sync.Once
@@ -56,24 +47,11 @@ func TestBenchCarriesOn(t *testing.T) {
 // killed part way, the chunk that session was creating goes again through
 // another server, and the tree ends whole.
 func TestBigTreePopulateCarriesOn(t *testing.T) {
-	c := StartEnsemble(t, Classic3)
-	leader, err := Leader(c, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The victim is a follower, in the middle of the list: the timed
 	// workers after the populate use the first server and the last.
-	var victim members.ID
-	var servers []string
-	var middle string
-	for _, s := range c.Servers {
-		if s.ID != leader && victim == members.None {
-			victim, middle = s.ID, s.ClientAddr
-			continue
-		}
-		servers = append(servers, s.ClientAddr)
-	}
-	servers = []string{servers[0], middle, servers[1]}
+	c, follower, others := startClassicWithFollower(t)
+	victim := follower.ID
+	servers := []string{others[0], follower.ClientAddr, others[1]}
 	var once sync.Once
 	cfg := bench.BigTreeConfig{Servers: servers, Znodes: 60_000, ValueSize: 64, Fanout: 1000,
 		Duration: 200 * time.Millisecond, Root: "/bigtree",
@@ -156,3 +134,24 @@ func TestBenchOpenLoopAndServerCPU(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// startClassicWithFollower starts a classic-3 ensemble and returns it, one
+// of its followers, and the client addresses of the other two servers.
+func startClassicWithFollower(t *testing.T) (*launcher.Cluster, launcher.Server, []string) {
+	t.Helper()
+	c := StartEnsemble(t, Classic3)
+	leader, err := Leader(c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var follower launcher.Server
+	var others []string
+	for _, s := range c.Servers {
+		if s.ID != leader && follower.ID == members.None {
+			follower = s
+			continue
+		}
+		others = append(others, s.ClientAddr)
+	}
+	return c, follower, others
+}
