@@ -25,11 +25,6 @@ const (
 // writing, large enough that the per-frame cost disappears.
 const maxChunk = 1 << 20
 
-// firstAlloc bounds the buffer a receiver allocates on a message's first
-// chunk, before the bytes that would fill it have arrived: the total a
-// first chunk announces is only trusted as they come.
-const firstAlloc = 64 << 20
-
 // bulkMsg is a message that carries a snapshot, on its way to a peer in
 // chunk frames. Its encoding is kept as three pieces, the snapshot's data
 // in the middle, so that a snapshot of gigabytes is sent from where it
@@ -134,32 +129,25 @@ func (a *assembler) read(r *bufio.Reader, kind byte, n int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: a chunk without the first of its message", errProtocol)
 	}
 	if kind == chunkFirst {
-		lr := io.LimitedReader{R: r, N: int64(n)}
-		total, err := binary.ReadUvarint(byteReader{&lr})
-		if err != nil {
-			return nil, fmt.Errorf("%w: chunk announcing a message: %v", errProtocol, err)
+		// The size, a varint at the start of the chunk's bytes; the
+		// buffer for it grows only as the chunks arrive (appendRead).
+		head, _ := r.Peek(min(n, binary.MaxVarintLen64))
+		total, k := binary.Uvarint(head)
+		if k <= 0 {
+			return nil, fmt.Errorf("%w: chunk announcing a message: no size in its %d bytes", errProtocol, n)
 		}
 		if total == 0 || total > uint64(a.limit) {
 			return nil, fmt.Errorf("%w: chunked message of %d bytes, limit %d", errProtocol, total, a.limit)
 		}
-		n = int(lr.N)
+		r.Discard(k)
+		n -= k
 		a.total = int(total)
-		a.buf = make([]byte, 0, min(a.total, firstAlloc))
 	}
 	if len(a.buf)+n > a.total {
 		return nil, fmt.Errorf("%w: chunks carry more than the %d bytes announced", errProtocol, a.total)
 	}
-	if cap(a.buf)-len(a.buf) < n {
-		grown := make([]byte, len(a.buf), min(a.total, max(2*cap(a.buf), len(a.buf)+n)))
-		copy(grown, a.buf)
-		a.buf = grown
-	}
-	k, err := io.ReadFull(r, a.buf[len(a.buf):len(a.buf)+n])
-	a.buf = a.buf[:len(a.buf)+k]
-	if err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
+	var err error
+	if a.buf, err = appendRead(r, a.buf, n, a.total); err != nil {
 		return nil, err
 	}
 	if len(a.buf) < a.total {
@@ -168,18 +156,4 @@ func (a *assembler) read(r *bufio.Reader, kind byte, n int) ([]byte, error) {
 	msg := a.buf
 	a.total, a.buf = 0, nil
 	return msg, nil
-}
-
-// byteReader reads single bytes from a LimitedReader, for ReadUvarint.
-type byteReader struct{ r *io.LimitedReader }
-
-func (b byteReader) ReadByte() (byte, error) {
-	var c [1]byte
-	if _, err := io.ReadFull(b.r, c[:]); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, err
-	}
-	return c[0], nil
 }

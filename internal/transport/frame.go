@@ -48,12 +48,19 @@ func readFrameHeader(r *bufio.Reader, limit int) (int, error) {
 // readFrameBody reads the size bytes of a frame into a fresh buffer that
 // the caller owns.
 func readFrameBody(r *bufio.Reader, size int) ([]byte, error) {
-	buf := make([]byte, 0, min(size, frameChunk))
-	for len(buf) < size {
-		want := min(size-len(buf), frameChunk)
+	return appendRead(r, nil, size, size)
+}
+
+// appendRead appends n bytes read from r to buf, which grows
+// geometrically, a frameChunk at a time as the bytes arrive, never past
+// limit bytes in all: what a peer announces is only allocated as it
+// sends it.
+func appendRead(r io.Reader, buf []byte, n, limit int) ([]byte, error) {
+	end := len(buf) + n
+	for len(buf) < end {
+		want := min(end-len(buf), frameChunk)
 		if cap(buf)-len(buf) < want {
-			// Grow geometrically but never past the announced size.
-			grown := make([]byte, len(buf), min(size, max(2*cap(buf), len(buf)+want)))
+			grown := make([]byte, len(buf), min(limit, max(2*cap(buf), len(buf)+want)))
 			copy(grown, buf)
 			buf = grown
 		}

@@ -83,10 +83,10 @@ func (t *Transport) Recv() <-chan []gpaxos.Message { return t.recv }
 // Send queues m for m.To and returns whether it was queued. It never
 // blocks: a message that cannot be queued (unknown destination, full queue,
 // too large, a fault rule, transport closed, a snapshot while another is
-// being written to the same peer) is dropped and counted in Stats. Send encodes m
-// before returning, so the caller may reuse m's slices at once, except the
-// data of m's snapshot, which is sent from where it lies and must not
-// change (snapshots never do). A message to this server itself is
+// being written to the same peer) is dropped and counted in Stats. Send
+// encodes m before returning, so the caller may reuse m's slices at once,
+// except the data of m's snapshot, which is sent from where it lies and
+// must not change (snapshots never do). A message to this server itself is
 // delivered through Recv without touching the network.
 func (t *Transport) Send(m gpaxos.Message) bool {
 	t.mu.RLock()
