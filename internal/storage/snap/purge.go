@@ -31,16 +31,14 @@ func Purge(snapDir, logDir string, retain int, opts ...Option) error {
 	if retain < MinRetain {
 		return fmt.Errorf("snap: retain count %d is below the minimum of %d", retain, MinRetain)
 	}
-	// What an interrupted purge renamed aside goes first.
-	if _, err := fsutil.RemoveTrash(snapDir); err != nil {
-		return err
-	}
 	snaps, err := list(snapDir)
 	if err != nil {
 		return err
 	}
 	if len(snaps) < retain {
-		return nil
+		// Only what an interrupted purge renamed aside goes.
+		_, err := fsutil.RemoveTrash(snapDir)
+		return err
 	}
 	oldestKept := snaps[len(snaps)-retain]
 	var errs []error

@@ -30,15 +30,11 @@ func (l *Log) PurgeBefore(zxid int64) ([]string, error) {
 	removed, err := purgeSegments(l.dir, zxid, l.activePath)
 	l.damaged = slices.DeleteFunc(l.damaged, func(r Record) bool { return slices.Contains(removed, r.Segment) })
 	l.mu.Unlock()
-	return removed, errors.Join(err, l.emptyTrash(removed))
+	return removed, errors.Join(err, emptyTrash(l.dir, removed, l.opts.NoSync, l.logger))
 }
 
 // emptyTrash makes the renames of the removed segments durable and
-// deletes what the trash holds.
-func (l *Log) emptyTrash(removed []string) error {
-	return emptyTrash(l.dir, removed, l.opts.NoSync, l.logger)
-}
-
+// deletes what dir's trash holds.
 func emptyTrash(dir string, removed []string, noSync bool, logger *slog.Logger) error {
 	var err error
 	if len(removed) > 0 && !noSync {
