@@ -352,11 +352,16 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	// share: a zxid names one entry, so the sender must hold it. A commit
 	// point the sender's history does not contain (a receiver that came
 	// back with another history than it acknowledged) gets the snapshot.
+	// A server that has received the snapshot pinned for it gets the
+	// entries after it however many: the next snapshot would be as stale
+	// by the time it arrived.
 	ents, ok := n.log.after(base, 0)
-	if !ok || !n.log.contains(base) || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base {
+	received := n.unpin(m.From, base)
+	if !ok || !n.log.contains(base) || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base && !received {
 		snap := n.log.snap
 		s.Snapshot = &snap
-		ents, _ = n.log.after(snap.Index, 0)
+		ents = n.log.afterSnapshot()
+		n.pin(m.From, base, snap.Index)
 	}
 	s.Entries = ents
 	return s, true

@@ -35,7 +35,7 @@ func (n *Node) preCampaignGC() {
 	n.preGC = &gcPreCandidate{ge: ge, start: n.tick, grants: map[ID]bool{n.id: true}}
 	for _, id := range n.members() {
 		if id != n.id {
-			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current})
+			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current, Last: n.log.last()})
 		}
 	}
 	n.maybeWinPreVote()
@@ -43,9 +43,10 @@ func (n *Node) preCampaignGC() {
 
 // handleGroupPreElect says whether this member would promise m.GroupEpoch
 // to its sender: the sender is a member of its group, this member's votes
-// count, the epoch is newer than its promise, and the member no longer
-// hears its coordinator (or has none, or the sender is that coordinator,
-// reclaiming its role).
+// count, the epoch is newer than its promise, the member no longer hears
+// its coordinator (or has none, or the sender is that coordinator,
+// reclaiming its role), and the sender's history is at least as new as
+// its own (upToDate).
 func (n *Node) handleGroupPreElect(m Message) {
 	if m.Group != n.group {
 		return
@@ -62,7 +63,7 @@ func (n *Node) handleGroupPreElect(m Message) {
 	// pre-vote: two members pre-voting in turn would refuse each other.
 	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
-	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent)
+	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) && n.upToDate(m)
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
 	if !member && coord != m.From {
 		// The sender's configuration is not this one (it was removed, or
@@ -70,6 +71,17 @@ func (n *Node) handleGroupPreElect(m Message) {
 		ack.Coord = coord
 	}
 	n.send(ack)
+}
+
+// upToDate reports whether the history of a pre-vote's sender (its Current
+// epoch, then its last zxid) is at least as new as this member's. Only
+// liveness rests on it (the election itself counts promises whatever the
+// logs, and the coordinator adopts the newest history it finds): among any
+// majority, the member with the newest history can win, and a coordinator
+// that lags, above all one that lost its disk, is not elected to fetch a
+// history, perhaps a snapshot of gigabytes, before its group can go on.
+func (n *Node) upToDate(m Message) bool {
+	return m.Current > n.hs.Current || m.Current == n.hs.Current && m.Last >= n.log.last()
 }
 
 // handleGroupPreElectAck counts the group's answers to a pre-vote.

@@ -107,7 +107,7 @@ func (n *Node) tickGLCandidate() {
 	}
 	if (n.tick-c.start)%int64(n.cfg.HeartbeatTicks) == 0 {
 		if c.fetching {
-			n.send(Message{Type: MsgFetch, To: c.best.Holder, Epoch: c.epoch, Commit: n.hs.Commit})
+			n.sendFetch()
 		} else {
 			n.sendNewGEpoch()
 		}
@@ -158,12 +158,24 @@ func (n *Node) chooseHistory() {
 			c.best, first = a, false
 		}
 	}
-	if c.best.Holder == n.id && c.adopted == None || c.best.Holder == c.adopted {
+	// A history is named by its Current epoch and last zxid: a candidate
+	// whose own log is the best history, whoever reported it, holds it.
+	own := n.hs.Current == c.best.Current && n.log.last() == c.best.Zxid
+	if own || c.best.Holder == n.id && c.adopted == None || c.best.Holder == c.adopted {
 		n.becomeLeader()
 		return
 	}
 	c.fetching = true
-	n.send(Message{Type: MsgFetch, To: c.best.Holder, Epoch: c.epoch, Commit: n.hs.Commit})
+	n.sendFetch()
+}
+
+// sendFetch asks the holder of the best history for it, describing the
+// candidate's own log (Current, last zxid, commit point) so that the
+// holder sends only the suffix it lacks when it follows the same history,
+// not a snapshot that can take longer to arrive than the candidacy lasts.
+func (n *Node) sendFetch() {
+	c := n.glCand
+	n.send(Message{Type: MsgFetch, To: c.best.Holder, Epoch: c.epoch, Commit: n.hs.Commit, Current: n.hs.Current, Zxid: n.log.last()})
 }
 
 // handleFetch sends this server's history to a candidate it promised to.
@@ -175,15 +187,11 @@ func (n *Node) handleFetch(m Message) {
 		}
 		return
 	}
-	s, ok := n.syncFor(Message{Commit: m.Commit})
+	s, ok := n.syncFor(Message{From: m.From, Commit: m.Commit, Current: m.Current, Zxid: m.Zxid})
 	if !ok {
 		return
 	}
 	s.Type, s.To, s.Epoch, s.Current = MsgFetchResp, m.From, m.Epoch, n.hs.Current
-	s.Entries = n.log.ents[n.log.search(s.Prev):] // the whole history, not a batch
-	if s.Snapshot != nil {
-		s.Entries = n.log.ents
-	}
 	n.send(s)
 }
 

@@ -3,10 +3,14 @@ package gpaxos
 import "sort"
 
 // memLog is a node's log in memory: a snapshot base and the entries after
-// it, in strictly increasing zxid order.
+// floor, in strictly increasing zxid order. The floor is the snapshot's
+// index, or below it while entries the snapshot covers are kept for a
+// server that is receiving an older snapshot (Node.pins): once it has
+// that one, it catches up by entries instead of needing the next.
 type memLog struct {
-	snap Snapshot
-	ents []Entry
+	snap  Snapshot
+	floor Zxid
+	ents  []Entry
 }
 
 // last returns the zxid of the last entry, or the snapshot index.
@@ -14,7 +18,7 @@ func (l *memLog) last() Zxid {
 	if len(l.ents) == 0 {
 		return l.snap.Index
 	}
-	return l.ents[len(l.ents)-1].Zxid
+	return max(l.ents[len(l.ents)-1].Zxid, l.snap.Index)
 }
 
 // search returns the position of the first entry with zxid > z.
@@ -22,9 +26,10 @@ func (l *memLog) search(z Zxid) int {
 	return sort.Search(len(l.ents), func(i int) bool { return l.ents[i].Zxid > z })
 }
 
-// contains reports whether z is the snapshot index or an entry's zxid.
+// contains reports whether z is the snapshot index, the floor or an
+// entry's zxid.
 func (l *memLog) contains(z Zxid) bool {
-	if z == l.snap.Index {
+	if z == l.snap.Index || z == l.floor {
 		return true
 	}
 	i := l.search(z)
@@ -34,7 +39,7 @@ func (l *memLog) contains(z Zxid) bool {
 // after returns the entries with zxid > z, at most max of them (max <= 0:
 // all); ok is false when entries after z have been compacted away.
 func (l *memLog) after(z Zxid, max int) (ents []Entry, ok bool) {
-	if z < l.snap.Index {
+	if z < l.floor {
 		return nil, false
 	}
 	ents = l.ents[l.search(z):]
@@ -54,14 +59,23 @@ func (l *memLog) truncateAfter(z Zxid) {
 	l.ents = l.ents[:l.search(z)]
 }
 
-// compact drops entries up to snap.Index and installs snap as the base.
-func (l *memLog) compact(snap Snapshot) {
-	l.ents = append([]Entry(nil), l.ents[l.search(snap.Index):]...)
-	l.snap = snap
+// compact installs snap as the base and drops the entries up to
+// snap.Index, but keeps those after keep (when it holds them).
+func (l *memLog) compact(snap Snapshot, keep Zxid) {
+	floor := min(max(keep, l.floor), snap.Index)
+	if floor > l.floor {
+		l.ents = append([]Entry(nil), l.ents[l.search(floor):]...)
+	}
+	l.snap, l.floor = snap, floor
 }
 
 // install replaces the whole log by snap.
 func (l *memLog) install(snap Snapshot) {
-	l.snap = snap
+	l.snap, l.floor = snap, snap.Index
 	l.ents = nil
+}
+
+// afterSnapshot returns the entries after the snapshot's index.
+func (l *memLog) afterSnapshot() []Entry {
+	return l.ents[l.search(l.snap.Index):]
 }

@@ -49,7 +49,7 @@ const (
 	// Current/Zxid/Holder name the best history among them (gc.1.2).
 	MsgGEpochAck
 	// MsgFetch: candidate → holder of the best history, "send your log after
-	// Commit" (gl.1.2).
+	// Commit, or after Zxid if mine follows your Current" (gl.1.2).
 	MsgFetch
 	// MsgFetchResp answers MsgFetch with the history (and snapshot).
 	MsgFetchResp
@@ -129,6 +129,9 @@ type Message struct {
 	// a coordinator with an older configuration still reaches the members
 	// the candidate counts.
 	Members []ID
+	// Last: GroupPreElect, the sender's last zxid; with Current it names
+	// the sender's history, which a member compares with its own.
+	Last Zxid
 }
 
 // Size returns an estimate of the encoded size of m in bytes, used by the

@@ -66,6 +66,10 @@ type Node struct {
 	maxEpoch    Epoch  // highest global epoch seen, even when rejected
 	pendingCand *Message
 
+	// pins are the servers this one sent a snapshot they are still
+	// receiving (pins.go).
+	pins map[ID]snapPin
+
 	gc     *coordinator
 	gl     *leader
 	gcCand *gcCandidate
@@ -88,7 +92,7 @@ func RestartNode(cfg Config, hs HardState, snap *Snapshot, ents []Entry) (*Node,
 	}
 	n := &Node{cfg: cfg, id: cfg.ID, voters: cfg.Voters, hs: hs, savedHS: hs, inc: cfg.Incarnation}
 	if snap != nil {
-		n.log.snap = *snap
+		n.log.install(*snap)
 		if len(snap.Voters.Groups) > 0 {
 			n.voters = snap.Voters
 		}
@@ -592,7 +596,7 @@ func (n *Node) Compact(index Zxid, data []byte) error {
 		return errors.New("gpaxos: compaction index out of range")
 	}
 	voters, _ := n.configAt(index)
-	n.log.compact(Snapshot{Index: index, Voters: voters, Data: data})
+	n.log.compact(Snapshot{Index: index, Voters: voters, Data: data}, n.keepFor(index))
 	return nil
 }
 

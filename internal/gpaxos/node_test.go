@@ -204,12 +204,60 @@ func TestLog(t *testing.T) {
 	if e, ok := l.after(MakeZxid(1, 3), 0); !ok || len(e) != 2 {
 		t.Fatal("after")
 	}
-	l.compact(Snapshot{Index: MakeZxid(1, 2)})
+	l.compact(Snapshot{Index: MakeZxid(1, 2)}, MakeZxid(1, 2))
 	if _, ok := l.after(MakeZxid(1, 1), 0); ok {
 		t.Fatal("after must fail below the snapshot")
 	}
 	l.truncateAfter(MakeZxid(1, 4))
 	if l.last() != MakeZxid(1, 4) {
 		t.Fatal("truncate")
+	}
+}
+
+// TestLogKeepsEntriesBehindSnapshot checks that a compaction keeps the
+// entries a pinned snapshot's receiver will need, and that the next one
+// drops them.
+func TestLogKeepsEntriesBehindSnapshot(t *testing.T) {
+	var l memLog
+	for i := uint32(1); i <= 9; i++ {
+		l.ents = append(l.ents, Entry{Zxid: MakeZxid(1, i)})
+	}
+	l.compact(Snapshot{Index: MakeZxid(1, 3)}, MakeZxid(1, 3))
+	l.compact(Snapshot{Index: MakeZxid(1, 6)}, MakeZxid(1, 3))
+	if e, ok := l.after(MakeZxid(1, 3), 0); !ok || len(e) != 6 || !l.contains(MakeZxid(1, 4)) {
+		t.Fatalf("entries after the kept point: %v %v", e, ok)
+	}
+	if got := l.afterSnapshot(); len(got) != 3 || got[0].Zxid != MakeZxid(1, 7) {
+		t.Fatalf("afterSnapshot = %v", got)
+	}
+	if _, ok := l.after(MakeZxid(1, 2), 0); ok {
+		t.Fatal("after must fail below the kept point")
+	}
+	l.compact(Snapshot{Index: MakeZxid(1, 8)}, MakeZxid(1, 8))
+	if _, ok := l.after(MakeZxid(1, 5), 0); ok || len(l.ents) != 1 || l.last() != MakeZxid(1, 9) {
+		t.Fatalf("a compaction without pins drops what was kept: %v", l.ents)
+	}
+}
+
+// TestPinFollowsReceiver checks the pin's life: set by a snapshot sent,
+// kept while the receiver asks from behind it, moved to where it asks from
+// once it has it, dropped when it stops asking.
+func TestPinFollowsReceiver(t *testing.T) {
+	n := &Node{cfg: Config{ElectionTicks: 10, HeartbeatTicks: 2}}
+	n.pin(2, MakeZxid(1, 1), MakeZxid(1, 5))
+	n.tick = 15
+	n.pin(2, MakeZxid(1, 1), MakeZxid(1, 9)) // still receiving the first
+	if got := n.keepFor(MakeZxid(1, 12)); got != MakeZxid(1, 5) {
+		t.Fatalf("keep = %v, want the first snapshot's index", got)
+	}
+	if n.unpin(2, MakeZxid(1, 4)) {
+		t.Fatal("a receiver behind its snapshot has not received it")
+	}
+	if !n.unpin(2, MakeZxid(1, 6)) || n.keepFor(MakeZxid(1, 12)) != MakeZxid(1, 6) {
+		t.Fatal("the pin must follow the receiver")
+	}
+	n.tick += n.pinTicks() + 1
+	if got := n.keepFor(MakeZxid(1, 12)); got != MakeZxid(1, 12) || len(n.pins) != 0 {
+		t.Fatalf("a receiver that stopped asking keeps %v", got)
 	}
 }

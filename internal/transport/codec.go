@@ -17,7 +17,7 @@ import (
 // entries list sessions in a new encoding, which a member of an earlier
 // build would ignore, expiring sessions that are alive), so that members
 // of such builds never form an ensemble.
-const CodecVersion byte = 4
+const CodecVersion byte = 5
 
 // lastMsgType is the highest message type Decode accepts. Types beyond it
 // are rejected so that a garbled type byte is caught at the edge instead of
@@ -56,6 +56,7 @@ func EncodedSize(m *gpaxos.Message) int {
 	n += 8 + idsLen(m.Promisers)
 	n += 8 + 8 + uvarintLen(uint64(len(m.PromiserIncs))) + 8*len(m.PromiserIncs)
 	n += idsLen(m.Members)
+	n += uvarintLen(uint64(m.Last))
 	return n
 }
 
@@ -127,6 +128,7 @@ func appendTail(b []byte, m *gpaxos.Message) []byte {
 		b = binary.LittleEndian.AppendUint64(b, inc)
 	}
 	b = appendIDs(b, m.Members)
+	b = binary.AppendUvarint(b, uint64(m.Last))
 	return b
 }
 
@@ -196,6 +198,7 @@ func Decode(b []byte) (gpaxos.Message, error) {
 		}
 	}
 	m.Members = d.ids("members")
+	m.Last = gpaxos.Zxid(d.uvarint())
 	if d.err != nil {
 		return gpaxos.Message{}, d.err
 	}

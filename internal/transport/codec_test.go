@@ -61,6 +61,7 @@ func randMessage(r *rand.Rand) gpaxos.Message {
 		Inc:        r.Uint64(),
 		Replaces:   u64(),
 		Members:    ids(),
+		Last:       gpaxos.Zxid(u64()),
 	}
 	if n := r.IntN(4); n > 0 {
 		m.PromiserIncs = make([]uint64, n)
@@ -161,7 +162,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"type zero", with(1, append([]byte{0}, valid[2:]...)...)},
 		{"unknown type", with(1, append([]byte{byte(lastMsgType) + 1}, valid[2:]...)...)},
 		{"trailing byte", append(append([]byte(nil), valid...), 0)},
-		{"reject flag 2", append(append([]byte(nil), valid[:len(valid)-1]...), 2)},
+		{"member count larger than input", append(append([]byte(nil), valid[:len(valid)-2]...), 2)},
 		{"varint overflow", with(2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)},
 		{"epoch over 32 bits", with(4, 0x80, 0x80, 0x80, 0x80, 0x10)},
 		{"entry count larger than input", with(entryCount, 0xff, 0xff, 0xff, 0xff, 0x0f)},
