@@ -54,6 +54,9 @@ type server struct {
 	// nicFreeUS is when the server's network interface finishes sending
 	// what it was given (bench runs with a bandwidth).
 	nicFreeUS int64
+	// laneFreeUS is, per peer (by index), when the snapshot this server
+	// is sending it has arrived (Params.SnapTransferUS).
+	laneFreeUS map[int]int64
 	// windowCPUUS is the CPU time spent inside a benchmark's window, and
 	// window the messages it received and sent there.
 	windowCPUUS float64
@@ -424,6 +427,10 @@ func (s *Sim) sendMsg(sv *server, m gpaxos.Message) {
 		return
 	}
 	d := s.net.delay(s.rng) + s.p.Cost.LinkLatencyUS
+	if m.Snapshot != nil && s.p.SnapTransferUS > 0 {
+		s.sendSnapshot(sv, to, m, d)
+		return
+	}
 	if s.net.dup > 0 && s.xrng.Float64() < s.net.dup {
 		// The copy travels on its own: it may arrive first, or after a
 		// partition or a restart that the original missed.
@@ -442,6 +449,42 @@ func (s *Sim) sendMsg(sv *server, m gpaxos.Message) {
 		d += sv.nicFreeUS - s.clk.now
 	}
 	s.clk.after(d, func() { s.deliver(to, m) })
+}
+
+// sendSnapshot puts a message carrying a snapshot on sv's snapshot lane
+// to peer `to`, as the transport does: it arrives SnapTransferUS (plus
+// delay d) later unless the sender restarts or the link is cut meanwhile
+// (the transport drops a snapshot whose connection breaks), and a
+// snapshot sent while another is on its way is dropped.
+func (s *Sim) sendSnapshot(sv, to *server, m gpaxos.Message, d int64) {
+	if s.clk.now < sv.laneFreeUS[to.idx] {
+		return
+	}
+	if sv.laneFreeUS == nil {
+		sv.laneFreeUS = map[int]int64{}
+	}
+	done := s.clk.now + d + s.p.SnapTransferUS
+	sv.laneFreeUS[to.idx] = done
+	inc, cut := sv.inc, false
+	var watch func()
+	watch = func() {
+		// The transfer breaks if the link is cut or the sender restarts
+		// at any point while it is under way: look every millisecond.
+		if s.net.blocked(sv.idx, to.idx) || sv.inc != inc || !sv.up {
+			cut = true
+			sv.laneFreeUS[to.idx] = 0
+			return
+		}
+		if s.clk.now+1000 < done {
+			s.clk.after(1000, watch)
+		}
+	}
+	s.clk.after(1000, watch)
+	s.clk.after(d+s.p.SnapTransferUS, func() {
+		if !cut {
+			s.deliver(to, m)
+		}
+	})
 }
 
 func (s *Sim) deliver(sv *server, m gpaxos.Message) {

@@ -137,6 +137,12 @@ type Params struct {
 	// server's loop goes on meanwhile, as during any fsync.
 	StallProb              float64
 	StallMinUS, StallMaxUS int64
+	// SnapTransferUS is how long a message carrying a snapshot takes to
+	// arrive, as a large tree's does on the transport's snapshot lane
+	// while the peer's other messages go on beside it; zero: no longer
+	// than any other. One snapshot at a time goes from a server to a
+	// peer: another sent meanwhile is dropped, as the transport drops it.
+	SnapTransferUS int64
 	// DiskFaults are the storage faults a restart of the safety phase may
 	// find (allDiskFaults), DiskFaultProb how likely one restart finds one
 	// (Options.DiskFaults).
@@ -179,7 +185,7 @@ func (p Params) String() string {
 	fmt.Fprintf(&b, "faults=%v every_us=%d max_down=%d partitions=%v\n", p.Faults, p.FaultEveryUS, p.MaxDown, p.Partitions)
 	fmt.Fprintf(&b, "clients=%d keys=%d client_timeout_us=%d safety_us=%d liveness_us=%d\n", p.Clients, p.Keys, p.ClientTimeoutUS, p.SafetyUS, p.LivenessUS)
 	fmt.Fprintf(&b, "reconfig=%v every_us=%d spares=%d\n", p.Reconfig, p.ReconfigEveryUS, p.Spares)
-	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS)
+	fmt.Fprintf(&b, "duplicate=%.3f tick_skew=%.2f tick_drift=%v fsync_stall=%.4f stall_us=%d-%d snap_transfer_us=%d\n", p.DupProb, p.TickSkew, p.TickDrift, p.StallProb, p.StallMinUS, p.StallMaxUS, p.SnapTransferUS)
 	fmt.Fprintf(&b, "disk_faults=%v disk_fault_prob=%.2f\n", p.DiskFaults, p.DiskFaultProb)
 	fmt.Fprintf(&b, "lockers=%d session_timeout_us=%d no_serving_guard=%v no_reconnect_validation=%v expiry_in_any_epoch=%v expiry_despite_move=%v\n", p.Lockers, p.SessionTimeoutUS, p.NoServingGuard, p.NoReconnectValidation, p.ExpiryInAnyEpoch, p.ExpiryDespiteMove)
 	fmt.Fprintf(&b, "local_reads=%v no_read_wait=%v weak_keys=%d weak_keep_connection=%v\n", p.LocalReads, p.NoReadWait, p.WeakKeys, p.WeakKeepConnection)
@@ -315,8 +321,9 @@ func (p *Params) drawDiskFaults(r *rand.Rand, o Options) {
 
 // swarmKinds are the fault kinds only swarm mode draws, each from a stream
 // of its own, so that drawing them leaves the parameters above as they
-// were: messages duplicated, tick periods skewed, fsyncs stalled.
-var swarmKinds = []string{"duplicate", "skew", "stall"}
+// were: messages duplicated, tick periods skewed, fsyncs stalled,
+// snapshots slow to send.
+var swarmKinds = []string{"duplicate", "skew", "stall", "bigsnap"}
 
 // drawSwarmKinds draws whether each of swarmKinds is on, and how much, one
 // run in two each; every draw is made whatever is chosen or excluded, so a
@@ -326,6 +333,7 @@ func (p *Params) drawSwarmKinds(r *rand.Rand, without []string) {
 	dup, dupProb := on("duplicate"), 0.01+0.14*r.Float64()
 	skew, tickSkew, drift := on("skew"), 0.02+0.18*r.Float64(), r.Intn(2) == 0
 	stall, stallProb := on("stall"), 0.0005+0.0045*r.Float64()
+	bigsnap, snapUS := on("bigsnap"), 20_000+r.Int63n(600_000)
 	if dup {
 		p.DupProb = dupProb
 	}
@@ -334,6 +342,13 @@ func (p *Params) drawSwarmKinds(r *rand.Rand, without []string) {
 	}
 	if stall {
 		p.StallProb, p.StallMinUS, p.StallMaxUS = stallProb, 500_000, 5_000_000
+	}
+	if bigsnap {
+		// A server may need snapshots one after the other (its
+		// coordinator's first, then its own): the liveness phase leaves
+		// time for a few.
+		p.SnapTransferUS = snapUS
+		p.LivenessUS += 4 * snapUS
 	}
 }
 

@@ -115,6 +115,15 @@ var regressions = []struct {
 		"liveness: 2 lost its state and was registered anew; it learned the registration committed, then restarted from a disk whose commit point was older (a commit point alone was not written), so it counted its own votes for nobody again; leader 1 then lost its state, and 3 alone could elect nobody to register either; a commit point that commits a configuration is now written (the simulator's bound on losses now reads the disk as well, so with the old protocol this seed no longer loses 1's state; 896557 and the transcript registration_commit_survives_restart still fail without the fix)", 0, seedChanges, everythingAsDrawn},
 	{topology{"classic-3", 3, 1, 2, true}, 896557, true,
 		"liveness: as seed 896735", 0, seedChanges, everythingAsDrawn},
+	// With snapshots that take long to send:
+	{topology{"forest-50-5-10", 50, 5, 10, false}, 904455, true,
+		"liveness: a member lagging behind its coordinator's snapshot was sent it; the coordinator compacted again while it travelled (588 ms), so the member, once it had installed it, lacked entries the coordinator no longer held and needed the next snapshot, for ever; a snapshot sent now pins the log behind it until its receiver has caught up", 0, seedChanges, withSlowSnapshots},
+	{topology{"classic-3", 3, 1, 2, true}, 904185, true,
+		"liveness: a coordinator whose log lagged won its group (pre-votes did not compare histories) and ran for leader; the best history's holder had compacted past its commit point and sent a snapshot, which took longer (248 ms) than a candidacy lasts; each new candidacy asked again, 20 epochs and no leader; pre-votes now go only to a member whose history is at least as new, and a candidate asks for the suffix after its own last entry", 0, seedChanges, withSlowSnapshots},
+	{topology{"classic-3", 3, 1, 2, true}, 904245, true,
+		"liveness: as seed 904185, the coordinator a server restarted with a wiped disk", 0, seedChanges, withSlowSnapshots},
+	{topology{"classic-3", 3, 1, 2, true}, 904357, true,
+		"liveness: as seed 904185, the coordinator following an older epoch's history than the others", 0, seedChanges, withSlowSnapshots},
 }
 
 // faultMix says which of the faults added to the simulator over time a
@@ -135,8 +144,11 @@ const (
 	// draws them.
 	asDrawnWithSessions
 	// everythingAsDrawn: every fault, the session layer, local reads and
-	// weak registers as the seed draws them.
+	// weak registers as the seed draws them, but for slow snapshots (found
+	// before they were simulated).
 	everythingAsDrawn
+	// withSlowSnapshots: everything as drawn, slow snapshots included.
+	withSlowSnapshots
 )
 
 // changes says whether a regression seed runs with configuration changes.
@@ -160,6 +172,9 @@ func TestRegressions(t *testing.T) {
 		}
 		if r.faults < asDrawnWithSessions {
 			o.Without = append(o.Without, "sessions")
+		}
+		if r.faults < withSlowSnapshots {
+			o.Without = append(o.Without, "bigsnap")
 		}
 		if r.faults < everythingAsDrawn {
 			o.Without = append(o.Without, "localreads", "weak") // found before local reads and weak registers were simulated
