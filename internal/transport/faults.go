@@ -59,11 +59,14 @@ type delayRule struct {
 // for AllPeers; setting a rule for AllPeers clears the single-peer rules of
 // its kind and direction.
 type Faults struct {
-	mu       sync.Mutex
-	rng      *rand.Rand
-	drop     map[link]float64
-	delay    map[link]delayRule
-	blocked  map[link]bool
+	mu      sync.Mutex
+	rng     *rand.Rand
+	drop    map[link]float64
+	delay   map[link]delayRule
+	blocked map[link]bool
+	// snapHold is how much longer a snapshot received from a peer is held
+	// (links of direction In only).
+	snapHold map[link]time.Duration
 	isolated bool
 	// resumed is closed while the transport is not paused; Pause replaces it
 	// with an open channel that Resume closes, so waiters need no polling.
@@ -89,6 +92,7 @@ func (f *Faults) reset() {
 	f.drop = map[link]float64{}
 	f.delay = map[link]delayRule{}
 	f.blocked = map[link]bool{}
+	f.snapHold = map[link]time.Duration{}
 	f.isolated = false
 	f.lastDue = map[link]time.Time{}
 }
@@ -118,6 +122,27 @@ func (f *Faults) SetDelay(peer gpaxos.ID, dir Direction, fixed, jitter time.Dura
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	setRule(f.delay, peer, dir, r, peer != AllPeers || r != delayRule{})
+}
+
+// SetSnapshotHold holds each message carrying a snapshot received from
+// peer for d more, as if a large snapshot took that long to arrive; the
+// other messages pass it, as they pass a snapshot on the bulk lane.
+func (f *Faults) SetSnapshotHold(peer gpaxos.ID, d time.Duration) {
+	d = max(d, 0)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	setRule(f.snapHold, peer, In, d, peer != AllPeers || d != 0)
+}
+
+// holdSnapshot returns when a snapshot received from peer, otherwise due
+// at due, is delivered.
+func (f *Faults) holdSnapshot(peer gpaxos.ID, due time.Time) time.Time {
+	if f == nil {
+		return due
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return due.Add(lookup(f.snapHold, link{In, peer}))
 }
 
 // Block cuts the links to or from peer in dir: their messages are dropped.

@@ -256,3 +256,35 @@ func TestNoFaultInjection(t *testing.T) {
 	recvN(t, b, 10, 5*time.Second)
 	recvN(t, a, 10, 5*time.Second)
 }
+
+// TestSlowSnapshotIsPassed: a snapshot received from a peer with a
+// slowsnap rule is held for its delay, and the messages sent after it
+// arrive first; the rule shows in Spec and goes with Heal.
+func TestSlowSnapshotIsPassed(t *testing.T) {
+	trs := newCluster(t, 2, nil)
+	a, b := trs[0], trs[1]
+	const hold = 300 * time.Millisecond
+	b.Faults().SetSnapshotHold(1, hold)
+	if got := b.Faults().Spec().String(); got != "slowsnap 1 300ms" {
+		t.Fatalf("Spec = %q", got)
+	}
+	snap := msg(1, 2, 1)
+	snap.Snapshot = &gpaxos.Snapshot{Index: 1, Data: []byte("tree")}
+	start := time.Now()
+	a.Send(snap)
+	a.Send(msg(1, 2, 2))
+	got := recvN(t, b, 2, 5*time.Second)
+	if got[0].Commit != 2 || got[1].Snapshot == nil {
+		t.Fatalf("arrival order %v then %v, want the plain message first", got[0].Commit, got[1].Commit)
+	}
+	if d := time.Since(start); d < hold {
+		t.Fatalf("the snapshot arrived after %v, before its %v hold", d, hold)
+	}
+	b.Faults().Heal()
+	start = time.Now()
+	a.Send(snap)
+	recvN(t, b, 1, 5*time.Second)
+	if d := time.Since(start); d >= hold {
+		t.Fatalf("the snapshot was held %v after the heal", d)
+	}
+}

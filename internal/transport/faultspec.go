@@ -17,19 +17,21 @@ type FaultKind uint8
 
 // The fault commands, by their keyword in the spec syntax.
 const (
-	FaultDrop    FaultKind = iota + 1 // drop PEER PROB [DIR]
-	FaultDelay                        // delay PEER FIXED [JITTER] [DIR]
-	FaultBlock                        // block PEER [DIR]
-	FaultUnblock                      // unblock PEER [DIR]
-	FaultIsolate                      // isolate
-	FaultPause                        // pause
-	FaultResume                       // resume
-	FaultHeal                         // heal
+	FaultDrop         FaultKind = iota + 1 // drop PEER PROB [DIR]
+	FaultDelay                             // delay PEER FIXED [JITTER] [DIR]
+	FaultBlock                             // block PEER [DIR]
+	FaultUnblock                           // unblock PEER [DIR]
+	FaultIsolate                           // isolate
+	FaultPause                             // pause
+	FaultResume                            // resume
+	FaultHeal                              // heal
+	FaultSlowSnapshot                      // slowsnap PEER FIXED
 )
 
 var faultKeywords = map[string]FaultKind{
 	"drop": FaultDrop, "delay": FaultDelay, "block": FaultBlock, "unblock": FaultUnblock,
 	"isolate": FaultIsolate, "pause": FaultPause, "resume": FaultResume, "heal": FaultHeal,
+	"slowsnap": FaultSlowSnapshot,
 }
 
 func (k FaultKind) String() string {
@@ -71,6 +73,8 @@ type FaultSpec []FaultOp
 //	pause                           stop sending and delivering (a stalled process)
 //	resume                          end a pause
 //	heal                            remove every fault, including a pause
+//	slowsnap PEER FIXED             hold each snapshot received from PEER FIXED longer (at most 1m),
+//	                                as a large tree's takes to arrive; the other messages pass it
 //
 // Example: "drop 3 0.5; delay 2 40ms 10ms; block 4 in; isolate; heal".
 func ParseFaultSpec(s string) (FaultSpec, error) {
@@ -140,6 +144,14 @@ func parseFaultOp(f []string) (FaultOp, error) {
 				return op, err
 			}
 		}
+	case FaultSlowSnapshot:
+		if len(args) != 1 || op.Dir != Out {
+			return op, errors.New("want slowsnap PEER FIXED")
+		}
+		op.Dir = In
+		if op.Delay, err = parseDelay(args[0]); err != nil {
+			return op, err
+		}
 	default: // block, unblock
 		if len(args) != 0 {
 			return op, fmt.Errorf("want %s PEER [DIR]", kind)
@@ -199,6 +211,8 @@ func (f *Faults) Apply(spec FaultSpec) {
 			f.Resume()
 		case FaultHeal:
 			f.Heal()
+		case FaultSlowSnapshot:
+			f.SetSnapshotHold(op.Peer, op.Delay)
 		}
 	}
 }
@@ -208,7 +222,7 @@ func (op FaultOp) String() string {
 	var b strings.Builder
 	b.WriteString(op.Kind.String())
 	switch op.Kind {
-	case FaultDrop, FaultDelay, FaultBlock, FaultUnblock:
+	case FaultDrop, FaultDelay, FaultBlock, FaultUnblock, FaultSlowSnapshot:
 	default:
 		return b.String()
 	}
@@ -225,6 +239,9 @@ func (op FaultOp) String() string {
 		if op.Jitter != 0 {
 			fmt.Fprintf(&b, " %v", op.Jitter)
 		}
+	case FaultSlowSnapshot:
+		fmt.Fprintf(&b, " %v", op.Delay)
+		return b.String()
 	}
 	if op.Dir != Out {
 		fmt.Fprintf(&b, " %v", op.Dir)
@@ -262,6 +279,9 @@ func (f *Faults) Spec() FaultSpec {
 	for _, l := range sortedLinks(f.delay) {
 		r := f.delay[l]
 		spec = append(spec, FaultOp{Kind: FaultDelay, Peer: l.peer, Dir: l.dir, Delay: r.fixed, Jitter: r.jitter})
+	}
+	for _, l := range sortedLinks(f.snapHold) {
+		spec = append(spec, FaultOp{Kind: FaultSlowSnapshot, Peer: l.peer, Dir: In, Delay: f.snapHold[l]})
 	}
 	if f.isolated {
 		spec = append(spec, FaultOp{Kind: FaultIsolate})

@@ -29,6 +29,7 @@ func TestParseFaultSpec(t *testing.T) {
 			{Kind: FaultHeal, Dir: Out},
 		}},
 		{"pause\nresume", FaultSpec{{Kind: FaultPause, Dir: Out}, {Kind: FaultResume, Dir: Out}}},
+		{"slowsnap 1 2s", FaultSpec{{Kind: FaultSlowSnapshot, Peer: 1, Dir: In, Delay: 2 * time.Second}}},
 	}
 	for _, tt := range tests {
 		got, err := ParseFaultSpec(tt.in)
@@ -52,6 +53,7 @@ func TestParseFaultSpecErrors(t *testing.T) {
 		"explode", "drop", "drop 3", "drop 3 1.5", "drop 3 -0.1", "drop 3 NaN", "drop x 0.5", "drop 0 0.5",
 		"drop 3 0.5 sideways", "delay 2", "delay 2 -1ms", "delay 2 40m", "delay 2 1ms 2ms 3ms",
 		"block", "block 4 5", "isolate 3", "heal now", "drop 3 0.5; bogus",
+		"slowsnap 1", "slowsnap 1 2s both", "slowsnap 1 2m",
 	} {
 		if spec, err := ParseFaultSpec(in); err == nil {
 			t.Errorf("ParseFaultSpec(%q) = %v, want an error", in, spec)

@@ -262,6 +262,9 @@ func (t *Transport) readLoop(c net.Conn, br *bufio.Reader, from gpaxos.ID) error
 			t.stats.drop(r, 1)
 			continue
 		}
+		if m.Snapshot != nil {
+			due = t.faults.holdSnapshot(from, due)
+		}
 		if !t.inbox.push(m, size, due, t.stop) {
 			return net.ErrClosed
 		}
