@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/giraffe-coord/giraffe/client"
 	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
@@ -55,22 +59,7 @@ func TestFollowerThatLostItsDiskCatchesUpFromASnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A new disk: empty but for myid, which the operator puts back (as
-	// with ZooKeeper).
-	data := filepath.Join(f.Dir, "data")
-	myid, err := os.ReadFile(filepath.Join(data, "myid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(data, "myid"), myid, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceDisk(t, f)
 	if err := c.Restart(f.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -110,4 +99,198 @@ func TestFollowerThatLostItsDiskCatchesUpFromASnapshot(t *testing.T) {
 	}
 	createAcknowledged(ctx, t, f.ClientAddr, "/after")
 	checkEveryServerServes(ctx, t, c, "/after", "follower's catch-up")
+}
+
+// replaceDisk gives server f, which is down, a new disk: its data
+// directory empty but for myid, which the operator puts back (as with
+// ZooKeeper).
+func replaceDisk(t *testing.T, f launcher.Server) {
+	t.Helper()
+	data := filepath.Join(f.Dir, "data")
+	myid, err := os.ReadFile(filepath.Join(data, "myid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "myid"), myid, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFollowerCatchesUpFromASnapshotUnderSteadyWrites: in classic-3, a
+// follower that lost its disk needs a snapshot, and each one it receives
+// from the leader is held for 2 s (the transport's slowsnap fault), as a
+// large tree's takes to arrive, while four steady writers make the leader
+// write snapCount entries many times over meanwhile. The leader must keep
+// the log behind the snapshot it sent: otherwise the follower, once it
+// has installed it, lacks entries the leader no longer holds and needs
+// the next snapshot, for as long as the writes go on. The follower must
+// serve the writes made after its restart while the writers still write.
+func TestFollowerCatchesUpFromASnapshotUnderSteadyWrites(t *testing.T) {
+	c, l := startRegistered(t, Classic3, "snapCount=100")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	addr := serverAddr(t, c, l)
+	cl, err := client.Connect(ctx, []string{addr}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const writers = 4
+	for w := range writers {
+		if _, _, err := cl.Create(ctx, fmt.Sprintf("/w%d", w), []byte("0"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var f launcher.Server
+	for _, s := range c.Servers {
+		if s.ID != l {
+			f = s
+			break
+		}
+	}
+	if err := c.Kill(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	replaceDisk(t, f)
+
+	// Each writer sets its znode to 1, 2, 3, ... until told to stop, or
+	// for two minutes at most.
+	var written [writers]atomic.Int64
+	stop := make(chan struct{})
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer wcancel()
+			for i := int64(1); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := cl.Set(wctx, fmt.Sprintf("/w%d", w), []byte(strconv.FormatInt(i, 10)), -1); err != nil {
+					errs <- fmt.Errorf("writer %d: %w", w, err)
+					return
+				}
+				written[w].Store(i)
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for written[0].Load() < 300 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The leader sends the follower nothing until the follower holds
+	// snapshots: a fault rule does not outlive a restart.
+	if _, err := c.Fault(l, fmt.Sprintf("block %d", f.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	slowSnapshots(t, c, f.ID, l, 2*time.Second)
+	if _, err := c.Fault(l, "heal"); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	// The follower has caught up once it serves, from its own tree, a
+	// value of /w0 written after it came back and after more than
+	// snapCount further writes.
+	mark := written[0].Load() + 200
+	deadline := time.Now().Add(60 * time.Second)
+	var got int64
+	for got < mark {
+		select {
+		case err := <-errs:
+			t.Fatalf("writes while the follower caught up: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower serves /w0 = %d after 60 s; the writers are at %d: it never caught up while they wrote", got, written[0].Load())
+		}
+		got = followerValue(ctx, f.ClientAddr, "/w0")
+		time.Sleep(100 * time.Millisecond)
+	}
+	if time.Since(restarted) < 2*time.Second {
+		t.Fatalf("the follower caught up %v after its restart, before the snapshot's hold: the test no longer tests a slow snapshot", time.Since(restarted))
+	}
+	if written[0].Load() <= mark {
+		t.Fatal("the writers stopped before the follower caught up: the test no longer tests catching up under writes")
+	}
+	log, err := os.ReadFile(f.LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "installed snapshot") {
+		t.Fatal("the follower caught up without a snapshot: the test no longer tests the transfer")
+	}
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{})
+	if _, err := c.Fault(f.ID, "heal"); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := client.Connect(ctx, []string{f.ClientAddr}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if _, err := rd.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	for w := range writers {
+		data, _, err := rd.Get(ctx, fmt.Sprintf("/w%d", w))
+		if want := strconv.FormatInt(written[w].Load(), 10); err != nil || string(data) != want {
+			t.Fatalf("/w%d on the follower = %q, %v; want %s", w, data, err, want)
+		}
+	}
+	createAcknowledged(ctx, t, f.ClientAddr, "/after")
+	checkEveryServerServes(ctx, t, c, "/after", "follower's catch-up")
+}
+
+// followerValue reads path from the server at addr without a sync (from
+// its own tree) as a number; 0 when the server does not serve yet.
+func followerValue(ctx context.Context, addr, path string) int64 {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cl, err := client.Connect(ctx, []string{addr}, client.WithSessionTimeout(10*time.Second))
+	if err != nil {
+		return 0
+	}
+	defer cl.Close()
+	data, _, err := cl.Get(ctx, path)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.ParseInt(string(data), 10, 64)
+	return v
+}
+
+// slowSnapshots makes server id hold every snapshot it receives from
+// peer for d, as soon as its admin endpoint answers after a restart.
+func slowSnapshots(t *testing.T, c *launcher.Cluster, id, peer members.ID, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := c.Fault(id, fmt.Sprintf("slowsnap %d %v", peer, d))
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d: %v", id, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
