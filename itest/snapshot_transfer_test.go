@@ -294,3 +294,66 @@ func slowSnapshots(t *testing.T, c *launcher.Cluster, id, peer members.ID, d tim
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestLaggingFollowerDoesNotLeadWithASlowSnapshot: in classic-3, the
+// follower next in line after the leader is cut off while writes make the
+// leader compact past it, comes back holding every snapshot it receives
+// for 3 s (slowsnap), and the leader is killed at once. The lagging
+// follower is the first to find the leader silent; had it won its group
+// it would have run for leader and fetched the best history, a snapshot,
+// which outlasts a candidacy, again at each new epoch. The other survivor,
+// which holds that history, must lead instead, and writes through it must
+// succeed once the lagging follower has its snapshot.
+func TestLaggingFollowerDoesNotLeadWithASlowSnapshot(t *testing.T) {
+	c, l := startRegistered(t, Classic3, "snapCount=100")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lagging := l%3 + 1 // the member after the leader in the group's order
+	var other launcher.Server
+	for _, s := range c.Servers {
+		if s.ID != l && s.ID != lagging {
+			other = s
+		}
+	}
+	cl, err := client.Connect(ctx, []string{other.ClientAddr}, client.WithSessionTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, _, err := cl.Create(ctx, "/w", []byte("0"), client.Persistent, zkproto.OpenACLUnsafe); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fault(lagging, "isolate"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 300; i++ {
+		if _, err := cl.Set(ctx, "/w", []byte(strconv.Itoa(i)), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Fault(lagging, "heal; slowsnap * 3s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kill(l); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for {
+		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := cl.Set(wctx, "/w", []byte("after"), -1)
+		wcancel()
+		if err == nil {
+			break
+		}
+		if time.Since(killed) > 20*time.Second {
+			t.Fatalf("no write succeeded 20 s after the leader was killed (last: %v); status: %+v", err, c.Status())
+		}
+	}
+	t.Logf("writes resumed %v after the kill", time.Since(killed).Round(time.Millisecond))
+	if got, err := Leader(c, 10*time.Second); err != nil || got != other.ID {
+		t.Fatalf("leader %d (%v), want %d, which held the newest history", got, err, other.ID)
+	}
+	if _, err := c.Fault(lagging, "heal"); err != nil {
+		t.Fatal(err)
+	}
+}
