@@ -45,6 +45,9 @@ type BigTreeConfig struct {
 	SnapDirs []string
 	// Progress, if set, receives a line per populated 10% of the tree.
 	Progress func(string)
+	// Began, if set, is called once the timed window has begun: a fault
+	// or a restart made then shows in the window's latencies.
+	Began func()
 }
 
 // BigTreeResult is what a big-tree run measured.
@@ -145,6 +148,9 @@ func RunBigTree(ctx context.Context, cfg BigTreeConfig) (*BigTreeResult, error) 
 				errc <- err
 			}
 		}()
+	}
+	if cfg.Began != nil {
+		cfg.Began()
 	}
 	wg.Wait()
 	res.Seconds = time.Since(began).Seconds()
@@ -275,18 +281,15 @@ func populate(ctx context.Context, cfg BigTreeConfig, value []byte) (bool, error
 }
 
 // syncWorker reads (or writes) random znodes of the tree one at a time
-// until ctx ends, timing each into class.
+// until ctx ends, timing each into class. A request whose connection
+// breaks counts as an error and goes again on a new session with the same
+// server, timed from its first send, so that an outage (a leader change,
+// a restart) shows in the latencies instead of ending the run.
 func syncWorker(ctx context.Context, cfg BigTreeConfig, addr string, write bool, seed int64, value []byte, class *Class) error {
-	s, err := dial(addr, 30*time.Second, 1)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	readErr := s.reader()
+	c := &syncConn{addr: addr}
+	defer c.close()
 	hist := NewHistogram()
 	rng := rand.New(rand.NewSource(seed))
-	reply := make(chan zkproto.Code, 1)
-	done := func(code zkproto.Code, _ []byte, _ time.Time) { reply <- code }
 	for ctx.Err() == nil {
 		path := bigTreePath(cfg, rng.Intn(cfg.Znodes))
 		var req zkproto.Record = &zkproto.GetDataRequest{Path: path}
@@ -295,30 +298,79 @@ func syncWorker(ctx context.Context, cfg BigTreeConfig, addr string, write bool,
 			req, op = &zkproto.SetDataRequest{Path: path, Data: value, Version: -1}, zkproto.OpSetData
 		}
 		sent := time.Now()
-		if err := s.send(op, req, done); err != nil {
-			return err
-		}
-		if err := s.flush(); err != nil {
-			return err
-		}
-		select {
-		case code := <-reply:
-			took := time.Since(sent)
-			if code != zkproto.OK {
-				class.Errors++
-				continue
+		code, err := c.exchange(ctx, op, req, &class.Errors)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
 			}
-			class.Ops++
-			Record(hist, took)
-			if took > cfg.Stall {
-				class.Stalls++
-			}
-		case err := <-readErr:
 			return fmt.Errorf("bench: bigtree %s: %w", op, err)
+		}
+		took := time.Since(sent)
+		if code != zkproto.OK {
+			class.Errors++
+			continue
+		}
+		class.Ops++
+		Record(hist, took)
+		if took > cfg.Stall {
+			class.Stalls++
 		}
 	}
 	class.Latency = LatenciesOf(hist)
 	return nil
+}
+
+// syncConn is a synchronous worker's session with one server, opened
+// again when its connection breaks.
+type syncConn struct {
+	addr    string
+	s       *session
+	readErr <-chan error
+	// reply is the session's own: a late reply on a broken session is not
+	// taken for the answer to the request sent again.
+	reply chan zkproto.Code
+}
+
+// exchange sends one request and returns the code of its reply. Each
+// broken connection adds one to *broken, and the request goes again on a
+// new session (after the benchmark's pauses between attempts) until ctx
+// ends or no attempt succeeds within DefaultOpenTimeout.
+func (c *syncConn) exchange(ctx context.Context, op zkproto.OpCode, req zkproto.Record, broken *int64) (zkproto.Code, error) {
+	for {
+		if c.s == nil {
+			var s *session
+			_, err := newBackoff(DefaultOpenTimeout).retry(ctx, []string{c.addr}, 0, func(addr string, end time.Time) error {
+				var err error
+				s, err = redial(addr, nil, 30*time.Second, 1, attemptDeadline(end))
+				return err
+			})
+			if err != nil {
+				return 0, err
+			}
+			c.s, c.readErr, c.reply = s, s.reader(), make(chan zkproto.Code, 1)
+		}
+		reply := c.reply
+		done := func(code zkproto.Code, _ []byte, _ time.Time) { reply <- code }
+		if c.s.send(op, req, done) == nil && c.s.flush() == nil {
+			select {
+			case code := <-reply:
+				return code, nil
+			case <-c.readErr:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
+		*broken++
+		c.close()
+	}
+}
+
+// close closes the session, if one is open.
+func (c *syncConn) close() {
+	if c.s != nil {
+		c.s.close()
+		c.s = nil
+	}
 }
 
 // residentBytes is the resident set of process pid (Linux).

@@ -79,6 +79,43 @@ func TestBigTreePopulateCarriesOn(t *testing.T) {
 	}
 }
 
+// TestBigTreeWorkersCarryOn: the big-tree benchmark's timed reader
+// works through one server; when that server is killed and restarted in
+// the window, the reader's requests go again on a new session once it
+// serves, the broken ones counted as errors, and the run completes with
+// reads after the restart.
+func TestBigTreeWorkersCarryOn(t *testing.T) {
+	c, follower, others := startClassicWithFollower(t)
+	servers := []string{follower.ClientAddr, others[0], others[1]}
+	restarted := make(chan error, 1)
+	cfg := bench.BigTreeConfig{Servers: servers, Znodes: 2_000, ValueSize: 64, Fanout: 100,
+		Duration: 4 * time.Second, Root: "/bigtree",
+		Began: func() {
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				if err := c.Kill(follower.ID); err != nil {
+					restarted <- err
+					return
+				}
+				time.Sleep(300 * time.Millisecond)
+				restarted <- c.Restart(follower.ID)
+			}()
+		}}
+	res, err := bench.RunBigTree(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("the run failed after its reader's server restarted: %v", err)
+	}
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	if res.Read.Errors < 1 || res.Read.Ops == 0 || res.Write.Ops == 0 {
+		t.Fatalf("reads %d (errors %d), writes %d: want reads on both sides of the restart and the broken one counted", res.Read.Ops, res.Read.Errors, res.Write.Ops)
+	}
+	if res.Read.Latency.Max < 300 {
+		t.Fatalf("the slowest read took %.1f ms, less than the server was down: the outage is not in the latencies", res.Read.Latency.Max)
+	}
+}
+
 // TestBenchOpenLoopAndServerCPU runs giraffe bench's open loop and its
 // go-zookeeper client against a standalone server: the open loop answers
 // about the offered rate (Poisson arrivals), both clients report the
