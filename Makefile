@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-sessions bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-catchup bench-sessions bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -125,6 +125,10 @@ bench-open-loop:
 ## bench-bigtree: reads and writes on 1,000,000 znodes of 1 KiB while the servers snapshot them, standalone, beside ZooKeeper (about 10 minutes).
 bench-bigtree:
 	scripts/bench-bigtree.sh 1 1000000 3 20s
+
+## bench-catchup: a follower that lost its disk catches up on 1,000,000 znodes of 1 KiB under reads and writes on the leader, classic-3 beside ZooKeeper (about 6 minutes).
+bench-catchup:
+	scripts/bench-catchup.sh 1000000 40s
 
 ## bench-sessions: many sessions and watches (issue 17): 100,000 idle sessions (capped at what 3 servers hold), 10,000 expiring with 10 ephemerals each under 5,000 writes/s, 10,000 watchers of one znode, at 3 and 9 servers beside ZooKeeper (about an hour).
 bench-sessions:
