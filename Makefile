@@ -20,7 +20,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-catchup bench-sessions bench-failover bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-catchup bench-sessions bench-failover bench-failover-bigtree bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -137,6 +137,10 @@ bench-sessions:
 ## bench-failover: the longest write gap when the leader is killed, 20 kills at 3 and 9 servers (about 15 minutes).
 bench-failover:
 	scripts/bench-failover.sh "3 9" 20
+
+## bench-failover-bigtree: the same at 3 servers holding 1,000,000 znodes of 1 KiB, 10 kills (about 10 minutes).
+bench-failover-bigtree:
+	ZNODES=1000000 scripts/bench-failover.sh 3 10
 
 ## bench-ensemble: Giraffe ensembles (classic, forest 3-3) beside ZooKeeper ensembles of 3, 5, 7, 9 servers.
 bench-ensemble:

@@ -7,6 +7,9 @@
 # without a successful write is measured from the kill on: of any writer,
 # and of each writer that started on a surviving server, with the writes
 # those writers saw fail (a closed connection fails the write in flight).
+# With ZNODES set, each ensemble first holds a tree of that many znodes of
+# 1 KiB (giraffe bench bigtree; snapshots every SNAPCOUNT writes, default
+# 100000), so that the new leader takes over a big state.
 # Prints a Markdown table; the raw results are kept in RESULTS (default: a
 # temporary file).
 # Usage: scripts/bench-failover.sh [SIZES] [KILLS]   (defaults "3 9", 20)
@@ -14,6 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES="${1:-3 9}"
 KILLS="${2:-20}"
+ZNODES="${ZNODES:-0}"
+SNAPCOUNT="${SNAPCOUNT:-100000}"
 BIN="$PWD/bin/giraffe"
 OUT="$(mktemp -d)"
 GDIR="$OUT/giraffe"
@@ -29,11 +34,14 @@ for n in $SIZES; do
   [ "$n" -le 3 ] && shape=(--nodes "$n" --classic)
   for k in $(seq 1 "$KILLS"); do
     rm -rf "$GDIR"
-    "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 25180 > /dev/null
+    "$BIN" cluster start "${shape[@]}" --dir "$GDIR" --base-port 25180 --set "snapCount=$SNAPCOUNT" > /dev/null
     GS=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(s['client_address'] for s in c['servers']))")
+    if [ "$ZNODES" -gt 0 ]; then
+      "$BIN" bench bigtree --servers "$GS" --znodes "$ZNODES" --rate 0 --duration 1s --json > /dev/null
+    fi
     L=$(leader)
     "$BIN" bench gap --servers "$GS" --writers "$n" --kill-cmd "$BIN cluster kill $L --dir $GDIR" --json \
-      | sed "s/^{/{\"nodes\":$n,\"kill\":$k,\"leader\":$L,/" >> "$RES"
+      | sed "s/^{/{\"nodes\":$n,\"znodes\":$ZNODES,\"kill\":$k,\"leader\":$L,/" >> "$RES"
     "$BIN" cluster stop --dir "$GDIR" > /dev/null
   done
 done
@@ -42,7 +50,8 @@ python3 - "$RES" "$KILLS" <<'PY'
 import json, statistics, sys
 path, kills = sys.argv[1:]
 rows = [json.loads(l) for l in open(path) if l.strip()]
-print(f"Leader killed with SIGKILL under one synchronous writer per server, {kills} kills per size, a fresh ensemble each.\n")
+tree = f", {rows[0]['znodes']:,} znodes of 1 KiB in the tree" if rows and rows[0].get("znodes") else ""
+print(f"Leader killed with SIGKILL under one synchronous writer per server, {kills} kills per size, a fresh ensemble each{tree}.\n")
 print("| servers | longest gap, any writer (ms): median / max | longest gap of a writer on a surviving server (ms): median / max | writes failed on surviving servers' connections | every kill, any writer (ms) |")
 print("|---|---|---|---|---|")
 for n in sorted({r["nodes"] for r in rows}):
