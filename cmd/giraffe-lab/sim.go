@@ -97,7 +97,7 @@ stop applying new commits, and for how long.
 	f.IntVar(&o.MaxBatch, "max-batch", 0, "entries per append (0: 256); small values stress catch-up")
 	f.BoolVar(&o.Reconfig, "reconfig", false, "add configuration changes to the faults: servers removed, fresh spares added (docs/protocol.md §10); in swarm mode the seed decides unless this or --no-reconfig is given")
 	f.BoolVar(&o.NoReconfig, "no-reconfig", false, "swarm mode: never add configuration changes")
-	f.StringSliceVar(&o.Without, "without", nil, "fault kinds the run may not draw: in swarm mode duplicate, skew, stall, disk, sessions, localreads, weak; with --disk-faults wipe, hardstate, tail, snapshot")
+	f.StringSliceVar(&o.Without, "without", nil, "fault kinds the run may not draw: in swarm mode duplicate, skew, stall, bigsnap, disk, sessions, localreads, weak; with --disk-faults wipe, hardstate, tail, snapshot")
 	f.BoolVar(&o.DiskFaults, "disk-faults", false, "restarts may find the disk wiped, the hard state lost, the log's last records damaged or the newest snapshot corrupt in every run (in swarm mode the seed picks which); without it swarm mode draws them in one run in two")
 	f.BoolVar(&o.Sessions, "sessions", false, "add the session layer to every run: lock clients whose sessions the leader expires, servers that serve only with proof of quorum contact, and a checker that no two connected clients hold the lock (in swarm mode the seed draws it one run in two)")
 	f.BoolVar(&o.NoServingGuard, "no-serving-guard", false, "with the session layer, let servers serve without proof of quorum contact (shows what the lock checker catches)")
