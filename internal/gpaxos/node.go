@@ -67,8 +67,9 @@ type Node struct {
 	pendingCand *Message
 
 	// pins are the servers this one sent a snapshot they are still
-	// receiving (pins.go).
-	pins map[ID]snapPin
+	// receiving (pins.go); compactions counts the compactions.
+	pins        map[ID]snapPin
+	compactions int
 
 	gc     *coordinator
 	gl     *leader

@@ -11,12 +11,19 @@ package gpaxos
 // ZooKeeper's leader likewise queues every proposal for a follower it is
 // sending a snapshot to.
 
-// snapPin is a snapshot sent to a server: its index, and the tick of the
-// server's last request for a history while still behind it.
+// snapPin is a snapshot sent to a server: its index, the tick of the
+// server's last request for a history while still behind it, and the
+// node's compaction count when the pin was set where it is.
 type snapPin struct {
-	index Zxid
-	tick  int64
+	index       Zxid
+	tick        int64
+	compactions int
 }
+
+// maxPinnedCompactions bounds the log a pin keeps: a receiver still behind
+// after that many compactions (one that keeps failing to install what it
+// is sent, say) would otherwise make the sender hold an ever longer log.
+const maxPinnedCompactions = 4
 
 // pinTicks is how long a pin outlives the receiver's last request: a
 // server receiving a snapshot asks again at least once a heartbeat while
@@ -36,7 +43,7 @@ func (n *Node) pin(to ID, base, index Zxid) {
 	}
 	p, ok := n.pins[to]
 	if !ok || base >= p.index || n.tick-p.tick > n.pinTicks() {
-		p.index = index
+		p.index, p.compactions = index, n.compactions
 	}
 	p.tick = n.tick
 	n.pins[to] = p
@@ -52,17 +59,19 @@ func (n *Node) unpin(from ID, base Zxid) bool {
 	if !ok || base < p.index || n.tick-p.tick > n.pinTicks() {
 		return false
 	}
-	n.pins[from] = snapPin{index: base, tick: n.tick}
+	n.pins[from] = snapPin{index: base, tick: n.tick, compactions: n.compactions}
 	return true
 }
 
 // keepFor returns the zxid after which a compaction to index keeps the
 // log: the oldest snapshot still being received, if older than index. Pins
-// whose receivers stopped asking are dropped.
+// whose receivers stopped asking, or that have kept the log through
+// maxPinnedCompactions compactions, are dropped.
 func (n *Node) keepFor(index Zxid) Zxid {
+	n.compactions++
 	keep := index
 	for id, p := range n.pins {
-		if n.tick-p.tick > n.pinTicks() {
+		if n.tick-p.tick > n.pinTicks() || n.compactions-p.compactions > maxPinnedCompactions {
 			delete(n.pins, id)
 			continue
 		}
