@@ -42,13 +42,7 @@ func TestFollowerThatLostItsDiskCatchesUpFromASnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var f launcher.Server
-	for _, s := range c.Servers {
-		if s.ID != l {
-			f = s
-			break
-		}
-	}
+	f := follower(c, l)
 	if err := c.Kill(f.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +141,7 @@ func TestFollowerCatchesUpFromASnapshotUnderSteadyWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var f launcher.Server
-	for _, s := range c.Servers {
-		if s.ID != l {
-			f = s
-			break
-		}
-	}
+	f := follower(c, l)
 	if err := c.Kill(f.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +296,7 @@ func TestLaggingFollowerDoesNotLeadWithASlowSnapshot(t *testing.T) {
 	c, l := startRegistered(t, Classic3, "snapCount=100")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lagging := l%3 + 1 // the member after the leader in the group's order
+	lagging := follower(c, l).ID // the member after the leader in the group's order
 	var other launcher.Server
 	for _, s := range c.Servers {
 		if s.ID != l && s.ID != lagging {
