@@ -98,10 +98,23 @@ func (n *Node) sendNewGEpoch() {
 	c.retries++
 }
 
-// tickGLCandidate retransmits and gives up a stalled candidacy.
+// fetchTicks is how long, in election timeouts, a candidacy may wait for
+// the best history from a holder it still hears: a snapshot of gigabytes
+// takes seconds to arrive, longer than a candidacy otherwise lasts, and a
+// candidacy given up asks again under a new epoch, whose answer takes as
+// long.
+const fetchTicks = 40
+
+// tickGLCandidate retransmits and gives up a stalled candidacy: after two
+// election timeouts, or fetchTicks while it fetches from a holder of its
+// own group that it heard within an election timeout.
 func (n *Node) tickGLCandidate() {
 	c := n.glCand
-	if n.tick-c.start > 2*int64(n.cfg.ElectionTicks) {
+	limit := 2 * int64(n.cfg.ElectionTicks)
+	if c.fetching && n.gc != nil && c.best.Holder != n.id && n.tick-n.gc.heard[c.best.Holder] <= int64(n.cfg.ElectionTicks) {
+		limit = fetchTicks * int64(n.cfg.ElectionTicks)
+	}
+	if n.tick-c.start > limit {
 		n.glCand = nil // the coordinator's silence timer will run again
 		return
 	}
