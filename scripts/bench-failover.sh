@@ -26,8 +26,16 @@ go build -o "$BIN" ./cmd/giraffe
 trap '"$BIN" cluster stop --dir "$GDIR" > /dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
 RES="${RESULTS:-$OUT/results.jsonl}"; : > "$RES"
 
-leader() { "$BIN" cluster status --dir "$GDIR" --json | python3 -c \
-  "import json,sys; print([s['id'] for s in json.load(sys.stdin) if s['role']=='leader' and s['alive']][0])"; }
+# leader prints the id of the live leader, waiting up to 60 s for one (a
+# big tree's populate can leave the ensemble electing).
+leader() {
+  for _ in $(seq 600); do
+    "$BIN" cluster status --dir "$GDIR" --json | python3 -c \
+      "import json,sys; l=[s['id'] for s in json.load(sys.stdin) if s['role']=='leader' and s['alive']]; print(l[0]) if l else sys.exit(1)" && return 0
+    sleep 0.1
+  done
+  return 1
+}
 
 for n in $SIZES; do
   shape=(--nodes "$n" --trees 3 --children 3)
