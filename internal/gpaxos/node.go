@@ -67,9 +67,8 @@ type Node struct {
 	pendingCand *Message
 
 	// pins are the servers this one sent a snapshot they are still
-	// receiving (pins.go); compactions counts the compactions.
-	pins        map[ID]snapPin
-	compactions int
+	// receiving (pins.go).
+	pins map[ID]snapPin
 
 	gc     *coordinator
 	gl     *leader

@@ -262,18 +262,17 @@ func TestPinFollowsReceiver(t *testing.T) {
 	}
 }
 
-// TestPinLapsesAfterCompactions checks that a receiver which stays behind
-// its snapshot keeps the log through maxPinnedCompactions compactions only.
-func TestPinLapsesAfterCompactions(t *testing.T) {
+// TestPinLapsesAfterItsLimit checks that a receiver which stays behind
+// its snapshot, asking all along, keeps the log pinLimit election
+// timeouts at most.
+func TestPinLapsesAfterItsLimit(t *testing.T) {
 	n := &Node{cfg: Config{ElectionTicks: 10, HeartbeatTicks: 2}}
 	n.pin(2, MakeZxid(1, 1), MakeZxid(1, 5))
-	for k := 1; k <= maxPinnedCompactions; k++ {
-		n.pin(2, MakeZxid(1, 1), MakeZxid(1, uint32(5+k))) // still asking from behind
-		if got := n.keepFor(MakeZxid(1, uint32(10+k))); got != MakeZxid(1, 5) {
-			t.Fatalf("compaction %d keeps after %v, want the pinned snapshot's index", k, got)
-		}
+	limit := int64(pinLimit * n.cfg.ElectionTicks)
+	for n.tick = 2; n.tick <= limit; n.tick += 2 {
+		n.pin(2, MakeZxid(1, 1), MakeZxid(1, 9)) // still asking from behind
 	}
 	if got := n.keepFor(MakeZxid(1, 20)); got != MakeZxid(1, 20) || len(n.pins) != 0 {
-		t.Fatalf("after %d compactions the pin still keeps %v", maxPinnedCompactions+1, got)
+		t.Fatalf("after %d ticks the pin still keeps %v", n.tick, got)
 	}
 }

@@ -12,18 +12,19 @@ package gpaxos
 // sending a snapshot to.
 
 // snapPin is a snapshot sent to a server: its index, the tick of the
-// server's last request for a history while still behind it, and the
-// node's compaction count when the pin was set where it is.
+// server's last request for a history while still behind it, and the tick
+// the pin was set where it is.
 type snapPin struct {
-	index       Zxid
-	tick        int64
-	compactions int
+	index Zxid
+	tick  int64
+	since int64
 }
 
-// maxPinnedCompactions bounds the log a pin keeps: a receiver still behind
-// after that many compactions (one that keeps failing to install what it
-// is sent, say) would otherwise make the sender hold an ever longer log.
-const maxPinnedCompactions = 4
+// pinLimit is how long, in election timeouts, a pin keeps the log for a
+// receiver that makes no progress (one that keeps failing to install what
+// it is sent, say), which would otherwise make the sender hold an ever
+// longer log; as ZooKeeper gives a learner initLimit ticks to sync.
+const pinLimit = 100
 
 // pinTicks is how long a pin outlives the receiver's last request: a
 // server receiving a snapshot asks again at least once a heartbeat while
@@ -43,7 +44,7 @@ func (n *Node) pin(to ID, base, index Zxid) {
 	}
 	p, ok := n.pins[to]
 	if !ok || base >= p.index || n.tick-p.tick > n.pinTicks() {
-		p.index, p.compactions = index, n.compactions
+		p.index, p.since = index, n.tick
 	}
 	p.tick = n.tick
 	n.pins[to] = p
@@ -59,19 +60,18 @@ func (n *Node) unpin(from ID, base Zxid) bool {
 	if !ok || base < p.index || n.tick-p.tick > n.pinTicks() {
 		return false
 	}
-	n.pins[from] = snapPin{index: base, tick: n.tick, compactions: n.compactions}
+	n.pins[from] = snapPin{index: base, tick: n.tick, since: n.tick}
 	return true
 }
 
 // keepFor returns the zxid after which a compaction to index keeps the
 // log: the oldest snapshot still being received, if older than index. Pins
-// whose receivers stopped asking, or that have kept the log through
-// maxPinnedCompactions compactions, are dropped.
+// whose receivers stopped asking, or made no progress for pinLimit
+// election timeouts, are dropped.
 func (n *Node) keepFor(index Zxid) Zxid {
-	n.compactions++
 	keep := index
 	for id, p := range n.pins {
-		if n.tick-p.tick > n.pinTicks() || n.compactions-p.compactions > maxPinnedCompactions {
+		if n.tick-p.tick > n.pinTicks() || n.tick-p.since > pinLimit*int64(n.cfg.ElectionTicks) {
 			delete(n.pins, id)
 			continue
 		}
