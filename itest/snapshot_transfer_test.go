@@ -70,14 +70,7 @@ func TestFollowerThatLostItsDiskCatchesUpFromASnapshot(t *testing.T) {
 	if err := <-writes; err != nil {
 		t.Fatalf("writes while the follower caught up: %v", err)
 	}
-	rd, err := client.Connect(ctx, []string{f.ClientAddr}, client.WithSessionTimeout(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	if _, err := rd.Sync(ctx, "/"); err != nil {
-		t.Fatal(err)
-	}
+	rd := syncedClient(ctx, t, f.ClientAddr)
 	for i := range nodes {
 		data, _, err := rd.Get(ctx, fmt.Sprintf("/n%03d", i))
 		if err != nil || !bytes.Equal(data, value(i)) {
@@ -230,14 +223,7 @@ func TestFollowerCatchesUpFromASnapshotUnderSteadyWrites(t *testing.T) {
 	if _, err := c.Fault(f.ID, "heal"); err != nil {
 		t.Fatal(err)
 	}
-	rd, err := client.Connect(ctx, []string{f.ClientAddr}, client.WithSessionTimeout(20*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	if _, err := rd.Sync(ctx, "/"); err != nil {
-		t.Fatal(err)
-	}
+	rd := syncedClient(ctx, t, f.ClientAddr)
 	for w := range writers {
 		data, _, err := rd.Get(ctx, fmt.Sprintf("/w%d", w))
 		if want := strconv.FormatInt(written[w].Load(), 10); err != nil || string(data) != want {
@@ -344,4 +330,19 @@ func TestLaggingFollowerDoesNotLeadWithASlowSnapshot(t *testing.T) {
 	if _, err := c.Fault(lagging, "heal"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// syncedClient connects to the server at addr and syncs, so that its reads
+// show everything committed before; the test closes it at its end.
+func syncedClient(ctx context.Context, t *testing.T, addr string) *client.Conn {
+	t.Helper()
+	rd, err := client.Connect(ctx, []string{addr}, client.WithSessionTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	if _, err := rd.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	return rd
 }
