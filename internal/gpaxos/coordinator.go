@@ -356,7 +356,7 @@ func (n *Node) syncFor(m Message) (Message, bool) {
 	// entries after it however many: the next snapshot would be as stale
 	// by the time it arrived.
 	ents, ok := n.log.after(base, 0)
-	received := n.unpin(m.From, base)
+	received := n.pinReceived(m.From, base)
 	if !ok || !n.log.contains(base) || len(ents) > 8*n.cfg.MaxBatch && n.log.snap.Index > base && !received {
 		snap := n.log.snap
 		s.Snapshot = &snap

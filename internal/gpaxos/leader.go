@@ -200,7 +200,7 @@ func (n *Node) handleFetch(m Message) {
 		}
 		return
 	}
-	s, ok := n.syncFor(Message{From: m.From, Commit: m.Commit, Current: m.Current, Zxid: m.Zxid})
+	s, ok := n.syncFor(m)
 	if !ok {
 		return
 	}

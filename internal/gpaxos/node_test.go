@@ -250,10 +250,10 @@ func TestPinFollowsReceiver(t *testing.T) {
 	if got := n.keepFor(MakeZxid(1, 12)); got != MakeZxid(1, 5) {
 		t.Fatalf("keep = %v, want the first snapshot's index", got)
 	}
-	if n.unpin(2, MakeZxid(1, 4)) {
+	if n.pinReceived(2, MakeZxid(1, 4)) {
 		t.Fatal("a receiver behind its snapshot has not received it")
 	}
-	if !n.unpin(2, MakeZxid(1, 6)) || n.keepFor(MakeZxid(1, 12)) != MakeZxid(1, 6) {
+	if !n.pinReceived(2, MakeZxid(1, 6)) || n.keepFor(MakeZxid(1, 12)) != MakeZxid(1, 6) {
 		t.Fatal("the pin must follow the receiver")
 	}
 	n.tick += n.pinTicks() + 1

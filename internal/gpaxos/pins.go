@@ -31,6 +31,9 @@ const pinLimit = 100
 // the appends it cannot attach come in.
 func (n *Node) pinTicks() int64 { return 2 * int64(n.cfg.ElectionTicks) }
 
+// asking reports whether p's receiver asked within pinTicks.
+func (n *Node) asking(p snapPin) bool { return n.tick-p.tick <= n.pinTicks() }
+
 // pin records that a snapshot at index goes to server `to`, which asked
 // from base. A pin it still holds for an older snapshot stays: that one
 // is what it is receiving (the transport drops a snapshot sent while
@@ -43,21 +46,21 @@ func (n *Node) pin(to ID, base, index Zxid) {
 		n.pins = map[ID]snapPin{}
 	}
 	p, ok := n.pins[to]
-	if !ok || base >= p.index || n.tick-p.tick > n.pinTicks() {
+	if !ok || base >= p.index || !n.asking(p) {
 		p.index, p.since = index, n.tick
 	}
 	p.tick = n.tick
 	n.pins[to] = p
 }
 
-// unpin reports whether server `from`, asking from base, has received the
-// snapshot pinned for it. The pin then follows it to base: the entries it
+// pinReceived reports whether server `from`, asking from base, has
+// received the snapshot pinned for it. The pin then follows it to base: the entries it
 // is given take time to arrive and be written too, and a compaction
 // meanwhile must not make it need a snapshot again. Once it has caught up
 // it stops asking, and the pin lapses.
-func (n *Node) unpin(from ID, base Zxid) bool {
+func (n *Node) pinReceived(from ID, base Zxid) bool {
 	p, ok := n.pins[from]
-	if !ok || base < p.index || n.tick-p.tick > n.pinTicks() {
+	if !ok || base < p.index || !n.asking(p) {
 		return false
 	}
 	n.pins[from] = snapPin{index: base, tick: n.tick, since: n.tick}
@@ -71,7 +74,7 @@ func (n *Node) unpin(from ID, base Zxid) bool {
 func (n *Node) keepFor(index Zxid) Zxid {
 	keep := index
 	for id, p := range n.pins {
-		if n.tick-p.tick > n.pinTicks() || n.tick-p.since > pinLimit*int64(n.cfg.ElectionTicks) {
+		if !n.asking(p) || n.tick-p.since > pinLimit*int64(n.cfg.ElectionTicks) {
 			delete(n.pins, id)
 			continue
 		}
