@@ -22,10 +22,7 @@ RATE="${RATE:-3000}"
 SNAPCOUNT="${SNAPCOUNT:-100000}"
 . scripts/lib-peers.sh
 RES="${RESULTS:-$OUT/results.jsonl}"; : > "$RES"
-# ZooKeeper holds the tree in its JVM heap: give it room for it.
-export ZK_HEAP="${ZK_HEAP:-$(( ZNODES / 1000000 * 3 + 1 ))g}"
-export ZK_EXTRA_CFG="snapCount=$SNAPCOUNT"
-export GIRAFFE_SET="snapCount=$SNAPCOUNT"
+big_tree_pair "$ZNODES" "$SNAPCOUNT"
 
 for n in $SIZES; do
   CLASSIC=1 start_pair "$n"

@@ -24,9 +24,7 @@ WAIT="${WAIT:-180}"
 SNAPCOUNT="${SNAPCOUNT:-100000}"
 . scripts/lib-peers.sh
 RES="${RESULTS:-$OUT/results.jsonl}"; : > "$RES"
-export ZK_HEAP="${ZK_HEAP:-$(( ZNODES / 1000000 * 3 + 1 ))g}"
-export ZK_EXTRA_CFG="snapCount=$SNAPCOUNT"
-export GIRAFFE_SET="snapCount=$SNAPCOUNT"
+big_tree_pair "$ZNODES" "$SNAPCOUNT"
 
 now() { date +%s.%N; }
 # until_ok CMD...: runs CMD every 0.1 s until it succeeds (0) or WAIT

@@ -69,6 +69,15 @@ start_pair() {
   GP=$(python3 -c "import json; c=json.load(open('$GDIR/cluster.json')); print(','.join(str(s['pid']) for s in c['servers']))")
 }
 
+# big_tree_pair ZNODES SNAPCOUNT: sets start_pair up for a tree of ZNODES
+# znodes of 1 KiB: ZooKeeper's heap (it holds the tree in its JVM) unless
+# ZK_HEAP says otherwise, and a snapshot every SNAPCOUNT writes on both.
+big_tree_pair() {
+  export ZK_HEAP="${ZK_HEAP:-$(( $1 / 1000000 * 3 + 1 ))g}"
+  export ZK_EXTRA_CFG="snapCount=$2"
+  export GIRAFFE_SET="snapCount=$2"
+}
+
 # stop_pair: stops what start_pair started.
 stop_pair() {
   "$BIN" cluster stop --dir "$GDIR" > /dev/null
