@@ -338,16 +338,11 @@ type syncConn struct {
 func (c *syncConn) exchange(ctx context.Context, op zkproto.OpCode, req zkproto.Record, broken *int64) (zkproto.Code, error) {
 	for {
 		if c.s == nil {
-			var s *session
-			_, err := newBackoff(DefaultOpenTimeout).retry(ctx, []string{c.addr}, 0, func(addr string, end time.Time) error {
-				var err error
-				s, err = redial(addr, nil, 30*time.Second, 1, attemptDeadline(end))
-				return err
-			})
+			ss, err := dialAll(ctx, []string{c.addr}, 1, 1, 0)
 			if err != nil {
 				return 0, err
 			}
-			c.s, c.readErr, c.reply = s, s.reader(), make(chan zkproto.Code, 1)
+			c.s, c.readErr, c.reply = ss[0], ss[0].reader(), make(chan zkproto.Code, 1)
 		}
 		reply := c.reply
 		done := func(code zkproto.Code, _ []byte, _ time.Time) { reply <- code }
