@@ -14,7 +14,8 @@ import (
 // faultsHandler serves /faults on the admin port: GET shows the faults
 // injected into this server's peer transport, POST applies a spec
 // (transport.ParseFaultSpec: "drop ID P; delay ID D [JITTER]; block ID
-// [in|out|both]; unblock ID; isolate; pause; resume; heal"), or
+// [in|out|both]; unblock ID; isolate; pause; resume; slowsnap ID D;
+// heal"), or
 // "stall-fsync D [N]": the next N (default 1) fsyncs of the log (the
 // replica's, or a standalone server's) each take D longer, or "diverge
 // NAME": namespace NAME changes on this server alone (divergence.go).

@@ -270,7 +270,9 @@ servers take faults only when the cluster was started with
 ` + "`cluster start --fault-injection`" + `. SPEC is ';'-separated: "drop PEER P" loses messages to PEER with
 probability P, "delay PEER D [JITTER]" holds them, "block PEER [in|out|both]" /
 "unblock PEER [DIR]" cut or restore a direction (default out), "isolate" cuts
-every link, "pause" / "resume" hold all traffic, "heal" removes every fault.`,
+every link, "pause" / "resume" hold all traffic, "slowsnap PEER D" holds each
+snapshot received from PEER for D (the other messages pass it), "heal"
+removes every fault.`,
 		Example: `  giraffe cluster fault 1 isolate
   giraffe cluster fault 2 "block 3; delay 4 50ms"
   giraffe cluster fault 1 heal`,
