@@ -461,10 +461,26 @@ func candidateOf(m Message) ID {
 // epoch to the group and gather a majority of promises.
 func (n *Node) handleNewGEpoch(m Message) {
 	cand := candidateOf(m)
-	if n.voters.GroupOf(cand) < 0 && len(m.Members) == 0 {
-		// A candidate that does not vote here and names no configuration
-		// of its own that it would count under: a removed server.
-		return
+	if n.voters.GroupOf(cand) < 0 {
+		if len(m.Members) == 0 {
+			// A candidate that does not vote here and names no
+			// configuration of its own that it would count under: a
+			// removed server.
+			return
+		}
+		if !n.upToDate(m.Current, m.Zxid) {
+			// A candidate this configuration leaves out, whose history
+			// is older than this server's: a server removed by entries
+			// it never received, campaigning under the configuration
+			// before. A candidate of a newer configuration holds the
+			// entry that made it, which this server lacks, so its
+			// history is newer. Promising would fence the leader of
+			// the configuration in force, for a candidate that cannot
+			// take the ensemble anywhere it has not been; at each of
+			// its campaigns, for as long as it runs.
+			n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: m.Epoch, Group: n.group, Reject: true})
+			return
+		}
 	}
 	if m.Epoch <= n.hs.Promised && !(m.Epoch == n.hs.Promised && n.hs.Leader == cand) {
 		n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: n.hs.Promised, Group: n.group, Reject: true})

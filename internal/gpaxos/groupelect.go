@@ -63,7 +63,7 @@ func (n *Node) handleGroupPreElect(m Message) {
 	// pre-vote: two members pre-voting in turn would refuse each other.
 	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
-	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) && n.upToDate(m)
+	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) && n.upToDate(m.Current, m.Last)
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
 	if !member && coord != m.From {
 		// The sender's configuration is not this one (it was removed, or
@@ -73,15 +73,16 @@ func (n *Node) handleGroupPreElect(m Message) {
 	n.send(ack)
 }
 
-// upToDate reports whether the history of a pre-vote's sender (its Current
-// epoch, then its last zxid) is at least as new as this member's. Only
-// liveness rests on it (the election itself counts promises whatever the
-// logs, and the coordinator adopts the newest history it finds): among any
-// majority, the member with the newest history can win, and a coordinator
+// upToDate reports whether a history (its Current epoch, then its last
+// zxid) is at least as new as this server's: a pre-vote's sender's, or a
+// candidate's for leader that this server's configuration leaves out
+// (handleNewGEpoch). Only liveness rests on it (the election itself counts
+// promises whatever the logs, and the coordinator adopts the newest history
+// it finds): among any majority, the member with the newest history can win, and a coordinator
 // that lags, above all one that lost its disk, is not elected to fetch a
 // history, perhaps a snapshot of gigabytes, before its group can go on.
-func (n *Node) upToDate(m Message) bool {
-	return m.Current > n.hs.Current || m.Current == n.hs.Current && m.Last >= n.log.last()
+func (n *Node) upToDate(current Epoch, last Zxid) bool {
+	return current > n.hs.Current || current == n.hs.Current && last >= n.log.last()
 }
 
 // handleGroupPreElectAck counts the group's answers to a pre-vote.

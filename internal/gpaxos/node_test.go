@@ -276,3 +276,49 @@ func TestPinLapsesAfterItsLimit(t *testing.T) {
 		t.Fatalf("after %d ticks the pin still keeps %v", n.tick, got)
 	}
 }
+
+// TestRemovedCandidateDoesNotFenceLeader: a candidate for leader that the
+// coordinators' configuration leaves out, campaigning with an older
+// history under the configuration before (a server removed by entries it
+// never received, which coordinates what was its group), gets no promise:
+// the leader keeps its epoch. One whose history is newer (it runs under a
+// configuration this server has not received yet) is not refused.
+// Regression: forest 9-3-3 swarm seed 907055.
+func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
+	for _, newer := range []bool{false, true} {
+		t.Run(fmt.Sprintf("newer=%v", newer), func(t *testing.T) {
+			nw := newNet(t, grid(3, 3), TreeTopology{Fanout: 2})
+			nw.tick(40)
+			gl := nw.leader()
+			if gl == nil {
+				t.Fatal("no leader elected")
+			}
+			if err := gl.Propose([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			nw.tick(5)
+			st := gl.Status()
+			current, last := Epoch(0), MakeZxid(0, 0)
+			if newer {
+				current, last = st.HardState.Current+1, MakeZxid(st.HardState.Current+1, 1)
+			}
+			const removed = ID(99)
+			for _, id := range nw.order {
+				n := nw.nodes[id]
+				if !n.Status().Coordinator {
+					continue
+				}
+				g := n.Status().Group
+				n.Step(Message{Type: MsgNewGEpoch, From: removed, To: id, Epoch: st.HardState.Promised + 5, Leader: removed,
+					Group: g, Members: nw.voters().Groups[g], Current: current, Zxid: last})
+			}
+			nw.settle()
+			for _, id := range nw.order {
+				hs := nw.nodes[id].Status().HardState
+				if fenced := hs.Promised != st.HardState.Promised; fenced != newer {
+					t.Fatalf("server %d promised %d (leader's epoch %d) to a candidate with newer=%v history", id, hs.Promised, st.HardState.Promised, newer)
+				}
+			}
+		})
+	}
+}
