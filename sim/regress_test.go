@@ -124,6 +124,8 @@ var regressions = []struct {
 		"liveness: as seed 904185, the coordinator a server restarted with a wiped disk", 0, seedChanges, withSlowSnapshots},
 	{topology{"classic-3", 3, 1, 2, true}, 904357, true,
 		"liveness: as seed 904185, the coordinator following an older epoch's history than the others", 0, seedChanges, withSlowSnapshots},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 905685, true,
+		"liveness: 5's removal from group [5 10] reached 5 alone; 5 could never campaign and refused 10's pre-votes, whose history lacked the removal, while 10's configuration needed 5's vote; with group [5 10] needed for a quorum no leader was elected once healed; a removed server now grants a pre-vote to a member of its newest group that runs under that configuration or the one before", 0, seedChanges, withSlowSnapshots},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 907055, true,
 		"liveness: 4 and 7, once group 0, were removed and replaced by 10 and 11 while cut off; under their old configuration 4 coordinated 7 and ran for leader every two election timeouts, and the coordinators of the configuration in force, the leader's own included, promised its epochs, which fenced the leader each time; group 0 never installed the snapshot it needed (533 ms to send, longer than an epoch lasted); a coordinator now refuses a candidate its configuration leaves out whose history is older than its own", 0, seedChanges, withSlowSnapshots},
 }

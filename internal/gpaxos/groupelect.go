@@ -35,7 +35,8 @@ func (n *Node) preCampaignGC() {
 	n.preGC = &gcPreCandidate{ge: ge, start: n.tick, grants: map[ID]bool{n.id: true}}
 	for _, id := range n.members() {
 		if id != n.id {
-			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Current: n.hs.Current, Last: n.log.last()})
+			n.send(Message{Type: MsgGroupPreElect, To: id, Group: n.group, GroupEpoch: ge, Zxid: n.confZxid, Conf: n.confHash,
+				Current: n.hs.Current, Last: n.log.last()})
 		}
 	}
 	n.maybeWinPreVote()
@@ -63,7 +64,8 @@ func (n *Node) handleGroupPreElect(m Message) {
 	// pre-vote: two members pre-voting in turn would refuse each other.
 	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
-	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) && n.upToDate(m.Current, m.Last)
+	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) &&
+		(n.upToDate(m.Current, m.Last) || n.removedAhead(m))
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
 	if !member && coord != m.From {
 		// The sender's configuration is not this one (it was removed, or
@@ -83,6 +85,25 @@ func (n *Node) handleGroupPreElect(m Message) {
 // history, perhaps a snapshot of gigabytes, before its group can go on.
 func (n *Node) upToDate(current Epoch, last Zxid) bool {
 	return current > n.hs.Current || current == n.hs.Current && last >= n.log.last()
+}
+
+// removedAhead reports whether a pre-vote's sender may lack only the
+// change that removed this server: this server's newest configuration
+// leaves it out and puts the sender in its group, and the sender runs
+// under that configuration or the one before it (GroupPreElect's Conf). This server can never
+// campaign, and the sender's configuration may need its vote (a group of
+// two that lost one), so refusing the sender for its older history would
+// leave the group, and perhaps the ensemble, without a coordinator for
+// good; elected, the sender takes the newest history among its group's
+// promises, this server's included. A sender further behind is refused:
+// it may run under a configuration the ensemble has left, as a server
+// removed since (its configuration would still count this one's vote).
+func (n *Node) removedAhead(m Message) bool {
+	if n.voting() || !slices.Contains(n.members(), m.From) {
+		return false
+	}
+	before, _ := n.configAt(n.confZxid - 1)
+	return m.Conf == n.confHash || m.Conf == ConfigHash(before)
 }
 
 // handleGroupPreElectAck counts the group's answers to a pre-vote.

@@ -114,7 +114,8 @@ type Message struct {
 	Reject     bool
 	// Conf: GAck, the hash of the configuration the group's majority point
 	// was counted under (ConfigHash); the leader counts it only under the
-	// same configuration.
+	// same configuration. GroupPreElect: the hash of the configuration the
+	// sender runs under.
 	Conf uint64
 	// Promisers: GEpochAck, the members whose promises it reports, and
 	// PromiserIncs their incarnations; the candidate counts their majority
