@@ -1,0 +1,196 @@
+package itest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/giraffe-coord/giraffe/internal/launcher"
+	"github.com/giraffe-coord/giraffe/internal/members"
+)
+
+// TestRemovedServersDoNotFenceTheLeader is the simulator's forest 9-3-3
+// seed 907055 on real processes. Two members A and B of a group G are cut
+// off while the ensemble removes them and G's coordinator, and a newcomer
+// (and a server the forest moves) take their places; A and B then run
+// again from their disks, as a supervisor restarts a server whose removal
+// it never heard of. Under the configuration they know, A and B are a
+// majority of G: one coordinates the other and, hearing no leader, runs
+// for leader again and again. What must hold: the leader keeps its epoch
+// while they run (the coordinators of the configuration in force refuse a
+// candidate it leaves out, whose history is older than theirs), and
+// writes go on. The protocol before failed it 3 times in 3 (the leader's
+// epoch rose at their campaigns).
+func TestRemovedServersDoNotFenceTheLeader(t *testing.T) {
+	c := StartEnsemble(t, Forest9x33)
+	leader, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Membership(members.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g []members.ID
+	x := -1
+	for i, grp := range m.Groups {
+		if !slices.Contains(grp, leader) {
+			g, x = grp, i
+			break
+		}
+	}
+	coord := waitRoleIn(t, c, g, "coordinator")
+	others := slices.DeleteFunc(slices.Clone(g), func(id members.ID) bool { return id == coord })
+	a, b := others[0], others[1]
+	removed := []launcher.Server{byID(t, c, a), byID(t, c, b)}
+	t.Logf("leader %d, groups %v; group %d: coordinator %d, cut off %d and %d", leader, m.Groups, x, coord, a, b)
+
+	for _, id := range []members.ID{a, b} {
+		if _, err := c.Fault(id, "isolate"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Leave(a, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if j := joinGroup(t, c); j != x {
+		t.Fatalf("the next join goes to group %d, not %d, which %d left", j, x, a)
+	}
+	joined, err := c.Join(60 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := joined.ID
+	for _, id := range []members.ID{b, coord} {
+		if err := c.Leave(id, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err = c.Membership(members.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The forest may move a server of another group into G as well; none
+	// of G's servers before is left in it.
+	if !slices.Contains(m.Groups[x], n) || slices.ContainsFunc(m.Groups[x], func(id members.ID) bool { return slices.Contains(g, id) }) {
+		t.Fatalf("group %d is %v after the changes, want %d and none of %v (groups %v)", x, m.Groups[x], n, g, m.Groups)
+	}
+	t.Logf("groups %v", m.Groups)
+
+	// G's coordinator restarts and takes its role back under a group
+	// epoch above any A and B can reach from theirs, so that the leader
+	// does not take their coordinator's hello for G's and synchronize it.
+	gc := groupCoordinator(t, c, m.Groups[x])
+	if err := c.Restart(gc); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitStarted(gc, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := zkConnect(t, []string{serverAddr(t, c, l)})
+	if _, err := cl.Create("/before", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restarted %d, group %d's coordinator; now %d; leader %d", gc, x, groupCoordinator(t, c, m.Groups[x]), l)
+
+	// A and B run again, their logs ending before their removal.
+	logFrom := map[members.ID]int64{}
+	for _, s := range removed {
+		if fi, err := os.Stat(s.LogFile); err == nil {
+			logFrom[s.ID] = fi.Size()
+		}
+		restartRemoved(t, c, s)
+	}
+	epoch := func() int64 {
+		t.Helper()
+		for _, st := range c.Status() {
+			if st.ID == l && st.Alive && st.Role == "leader" {
+				return st.Zxid >> 32
+			}
+		}
+		return -1
+	}
+	// The removed pair elects a coordinator within an election timeout or
+	// two and then campaigns every two: 5 s covers dozens of campaigns.
+	first := epoch()
+	var epochs []int64
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		if _, err := cl.Set("/", []byte("x"), -1); err != nil {
+			t.Fatalf("write on leader %d: %v", l, err)
+		}
+		if e := epoch(); !slices.Contains(epochs, e) {
+			epochs = append(epochs, e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(epochs) != 1 || epochs[0] != first {
+		t.Fatalf("leader %d's epoch went through %v while the removed servers ran, want %d only", l, epochs, first)
+	}
+	// And they did run for leader: the test tried what it says.
+	ran := false
+	for _, s := range removed {
+		b, err := os.ReadFile(s.LogFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran = ran || strings.Contains(string(b[logFrom[s.ID]:]), fmt.Sprintf("role=coordinator leader=%d ", s.ID))
+	}
+	if !ran {
+		t.Fatalf("neither %d nor %d ran for leader after their restart", a, b)
+	}
+	if _, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restartRemoved starts the process of server s, which the ensemble
+// removed and the launcher forgot, again from its data directory; it is
+// killed when the test ends.
+func restartRemoved(t *testing.T, c *launcher.Cluster, s launcher.Server) {
+	t.Helper()
+	lf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	cmd := exec.Command(c.Binary, "server", "--config", filepath.Join(s.Dir, "zoo.cfg"))
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+}
+
+// groupCoordinator returns the coordinator of the group of ids, waiting
+// for one: the server of ids that coordinates, or leads (the leader
+// coordinates its own group).
+func groupCoordinator(t *testing.T, c *launcher.Cluster, ids []members.ID) members.ID {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, st := range c.Status() {
+			if st.Alive && (st.Role == "coordinator" || st.Role == "leader") && slices.Contains(ids, st.ID) {
+				return st.ID
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("none of %v coordinates within 20s", ids)
+	return members.None
+}
