@@ -49,25 +49,25 @@ func NewDoubleBarrier(conn *client.Conn, path string, n int, identifier string) 
 // ctx ends. Connection loss is retried; the participant's node is
 // ephemeral, so a session that expires leaves the barrier (and Enter
 // returns the error).
+//
+// The watch on "ready" is set before the participant's node is created,
+// as in ZooKeeper's recipe: the barrier cannot open without the node, so
+// the watch sees "ready" created even when the others, leaving, delete it
+// again before this participant looks. kazoo creates the node first, and
+// a participant slow between the two steps then waits for ever.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := ensurePath(ctx, b.conn, b.path, zkproto.OpenACLUnsafe); err != nil {
 		return err
 	}
 	me, ready := joinPath(b.path, b.name), joinPath(b.path, readyNode)
 	for {
-		_, _, err := b.conn.Create(ctx, me, b.id, client.Ephemeral, zkproto.OpenACLUnsafe)
-		if err == nil || errors.Is(err, zkproto.ErrNodeExists) { // ours: the name is unique
-			break
-		}
-		if !isConnLoss(err) {
-			return err
-		}
-		if err := pause(ctx, retryBackoff); err != nil {
-			return err
-		}
-	}
-	for {
 		st, w, err := b.conn.ExistsW(ctx, ready)
+		if err == nil {
+			_, _, err = b.conn.Create(ctx, me, b.id, client.Ephemeral, zkproto.OpenACLUnsafe)
+			if errors.Is(err, zkproto.ErrNodeExists) { // ours: the name is unique
+				err = nil
+			}
+		}
 		if err == nil && st != nil {
 			return nil // open already
 		}
