@@ -128,6 +128,8 @@ var regressions = []struct {
 		"liveness: 5's removal from group [5 10] reached 5 alone; 5 could never campaign and refused 10's pre-votes, whose history lacked the removal, while 10's configuration needed 5's vote; with group [5 10] needed for a quorum no leader was elected once healed; a removed server now grants a pre-vote to a member of its newest group that runs under that configuration or the one before", 0, seedChanges, withSlowSnapshots},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 907055, true,
 		"liveness: 4 and 7, once group 0, were removed and replaced by 10 and 11 while cut off; under their old configuration 4 coordinated 7 and ran for leader every two election timeouts, and the coordinators of the configuration in force, the leader's own included, promised its epochs, which fenced the leader each time; group 0 never installed the snapshot it needed (533 ms to send, longer than an epoch lasted); a coordinator now refuses a candidate its configuration leaves out whose history is older than its own", 0, seedChanges, withSlowSnapshots},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 907695, true,
+		"liveness: as seed 907055 through a member: removed server 4 coordinated its old group [4 7 10] and ran for leader; 10, coordinator of the group [10] that replaced it (the same group epoch under another configuration), promised its epochs as a member when 4 relayed them, which fenced the leader at each campaign; a member now refuses a candidate its configuration leaves out whose history is older than its own", 0, seedChanges, withSlowSnapshots},
 }
 
 // faultMix says which of the faults added to the simulator over time a

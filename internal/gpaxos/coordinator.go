@@ -537,7 +537,8 @@ func (n *Node) handleNewGEpoch(m Message) {
 		}
 	}
 	for _, id := range to {
-		n.send(Message{Type: MsgPromiseReq, To: id, Epoch: m.Epoch, Leader: cand, Group: n.group, GroupEpoch: gc.ge})
+		n.send(Message{Type: MsgPromiseReq, To: id, Epoch: m.Epoch, Leader: cand, Group: n.group, GroupEpoch: gc.ge,
+			Current: m.Current, Zxid: m.Zxid})
 	}
 }
 
@@ -577,6 +578,16 @@ func (n *Node) handlePromiseReq(m Message) {
 	}
 	if !n.mayVote() {
 		return // counts as down: its promise would count for nobody
+	}
+	if m.Epoch > n.hs.Promised && n.voters.GroupOf(m.Leader) < 0 && !n.upToDate(m.Current, m.Zxid) {
+		// A candidate this member's configuration leaves out, with an
+		// older history, relayed by a coordinator of the configuration
+		// before (removed servers that missed their removal, and this
+		// member among their group then): as a coordinator would
+		// (handleNewGEpoch), refuse it, or its campaigns fence the
+		// leader in force through this member.
+		n.send(Message{Type: MsgPromise, To: m.From, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: true})
+		return
 	}
 	if m.Epoch > n.hs.Promised {
 		n.hs.Promised, n.hs.Leader = m.Epoch, m.Leader

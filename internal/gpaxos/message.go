@@ -39,7 +39,8 @@ const (
 	// MsgNewGEpoch: a GL candidate asks a GC to gather its group's promises
 	// for Epoch (gl.1.1 NEWGEPOCH).
 	MsgNewGEpoch
-	// MsgPromiseReq: GC → members, relaying a candidate's NEWGEPOCH.
+	// MsgPromiseReq: GC → members, relaying a candidate's NEWGEPOCH and
+	// the history it names (Current, last zxid).
 	MsgPromiseReq
 	// MsgPromise: member → GC, the promise to candidate Leader with Current
 	// and last Zxid (gc.1.2's ACK-E at member level); Reject when it
@@ -105,8 +106,8 @@ type Message struct {
 	Prev       Zxid   // Append/GroupAppend: zxid before Entries; Sync/FetchResp: truncation base
 	Entries    []Entry
 	Commit     Zxid  // commit point known to the sender
-	Zxid       Zxid  // acks: acknowledged zxid; promises, catch-up and NewGEpoch: last zxid; group elections: the sender's configuration's zxid
-	Current    Epoch // promises, catch-up, NewGEpoch and group elections: the sender's Current epoch
+	Zxid       Zxid  // acks: acknowledged zxid; promises, catch-up and NewGEpoch: last zxid (PromiseReq: the candidate's); group elections: the sender's configuration's zxid
+	Current    Epoch // promises, catch-up, NewGEpoch and group elections: the sender's Current epoch; PromiseReq: the candidate's
 	Holder     ID    // GEpochAck: the server holding the best history
 	Snapshot   *Snapshot
 	Down       []ID // GroupAppend: members the GC routes around

@@ -278,12 +278,13 @@ func TestPinLapsesAfterItsLimit(t *testing.T) {
 }
 
 // TestRemovedCandidateDoesNotFenceLeader: a candidate for leader that the
-// coordinators' configuration leaves out, campaigning with an older
-// history under the configuration before (a server removed by entries it
-// never received, which coordinates what was its group), gets no promise:
-// the leader keeps its epoch. One whose history is newer (it runs under a
-// configuration this server has not received yet) is not refused.
-// Regression: forest 9-3-3 swarm seed 907055.
+// configuration leaves out, campaigning with an older history under the
+// configuration before (a server removed by entries it never received,
+// which coordinates what was its group), gets no promise, asked by itself
+// as a coordinator or by a coordinator of that configuration relaying its
+// candidacy to a member: the leader keeps its epoch. One whose history is
+// newer (it runs under a configuration this server has not received yet)
+// is not refused. Regression: forest 9-3-3 swarm seeds 907055 and 907695.
 func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
 	for _, newer := range []bool{false, true} {
 		t.Run(fmt.Sprintf("newer=%v", newer), func(t *testing.T) {
@@ -305,12 +306,16 @@ func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
 			const removed = ID(99)
 			for _, id := range nw.order {
 				n := nw.nodes[id]
-				if !n.Status().Coordinator {
+				g := n.Status().Group
+				if n.Status().Coordinator {
+					n.Step(Message{Type: MsgNewGEpoch, From: removed, To: id, Epoch: st.HardState.Promised + 5, Leader: removed,
+						Group: g, Members: nw.voters().Groups[g], Current: current, Zxid: last})
 					continue
 				}
-				g := n.Status().Group
-				n.Step(Message{Type: MsgNewGEpoch, From: removed, To: id, Epoch: st.HardState.Promised + 5, Leader: removed,
-					Group: g, Members: nw.voters().Groups[g], Current: current, Zxid: last})
+				// Its coordinator under the configuration before, which
+				// put this member in its group, relays the candidacy.
+				n.Step(Message{Type: MsgPromiseReq, From: removed, To: id, Epoch: st.HardState.Promised + 5, Leader: removed,
+					Group: g, GroupEpoch: n.Status().HardState.GroupEpoch, Current: current, Zxid: last})
 			}
 			nw.settle()
 			for _, id := range nw.order {
