@@ -67,6 +67,11 @@ func (n *Node) handleGroupPreElect(m Message) {
 	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) &&
 		(n.upToDate(m.Current, m.Last) || n.removedAhead(m))
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
+	if !grant {
+		// A refusal names the group epoch this member promised, so that
+		// the sender asks above it next time (handleGroupPreElectAck).
+		ack.GroupEpoch = n.hs.GroupEpoch
+	}
 	if !member && coord != m.From {
 		// The sender's configuration is not this one (it was removed, or
 		// lags): name the coordinator, which catches it up.
@@ -111,6 +116,15 @@ func (n *Node) handleGroupPreElectAck(m Message) {
 	c := n.preGC
 	if m.Reject && m.Coord != None && m.Coord != n.id {
 		n.requestCatchup(MsgCatchupReq, m.Coord)
+	}
+	if m.Reject && m.GroupEpoch > n.maxGE {
+		// The member promised a group epoch this server did not know of
+		// (it was away when that election ran, or lost its record of
+		// it): its next pre-vote asks above it. Otherwise it would ask
+		// for the same group epoch for ever, refused each time, while
+		// the member, whose own history may be older, wins no pre-vote
+		// of this server's either.
+		n.maxGE = m.GroupEpoch
 	}
 	if c == nil || m.Reject || m.GroupEpoch != c.ge {
 		return

@@ -66,7 +66,8 @@ const (
 	// promising anything (pre-vote).
 	MsgGroupPreElect
 	// MsgGroupPreElectAck answers MsgGroupPreElect; Reject when the member
-	// still hears its coordinator, or would refuse the candidate.
+	// still hears its coordinator, or would refuse the candidate, and then
+	// GroupEpoch is the group epoch the member promised.
 	MsgGroupPreElectAck
 	// MsgEarlyReply is not a step of the protocol and no node ever sees
 	// it: the leader's host tells a proposal's origin the result its
