@@ -39,16 +39,7 @@ func TestRemovedServersDoNotFenceTheLeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g []members.ID
-	x := -1
-	for i, grp := range m.Groups {
-		if !slices.Contains(grp, leader) {
-			g, x = grp, i
-			break
-		}
-	}
-	coord := waitRoleIn(t, c, g, "coordinator")
-	others := slices.DeleteFunc(slices.Clone(g), func(id members.ID) bool { return id == coord })
+	g, x, coord, others := groupApart(t, c, m.Groups, leader)
 	a, b := others[0], others[1]
 	removed := []launcher.Server{byID(t, c, a), byID(t, c, b)}
 	t.Logf("leader %d, groups %v; group %d: coordinator %d, cut off %d and %d", leader, m.Groups, x, coord, a, b)

@@ -43,16 +43,7 @@ func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 	// G is a group the leader is not in (it stays up while G changes);
 	// the coordinator of G leaves last, so that G keeps its coordinator
 	// while N joins, and S and the first to leave are its other members.
-	var g []members.ID
-	x := -1
-	for i, grp := range groups() {
-		if !slices.Contains(grp, leader) {
-			g, x = grp, i
-			break
-		}
-	}
-	coord := waitRoleIn(t, c, g, "coordinator")
-	others := slices.DeleteFunc(slices.Clone(g), func(id members.ID) bool { return id == coord })
+	g, x, coord, others := groupApart(t, c, groups(), leader)
 	first, stale := others[0], others[1]
 	var h []members.ID
 	for _, grp := range groups() {
@@ -169,6 +160,24 @@ func joinGroup(t *testing.T, c *launcher.Cluster) int {
 		t.Fatalf("the forest of %q gives server %d no group", m.Forest, next)
 	}
 	return int(col)
+}
+
+// groupApart returns a group of groups that leader is not in, its index,
+// its coordinator (waiting for one) and its other members.
+func groupApart(t *testing.T, c *launcher.Cluster, groups [][]members.ID, leader members.ID) (g []members.ID, x int, coord members.ID, others []members.ID) {
+	t.Helper()
+	for i, grp := range groups {
+		if !slices.Contains(grp, leader) {
+			g, x = grp, i
+			break
+		}
+	}
+	if g == nil {
+		t.Fatalf("every group of %v holds leader %d", groups, leader)
+	}
+	coord = waitRoleIn(t, c, g, "coordinator")
+	others = slices.DeleteFunc(slices.Clone(g), func(id members.ID) bool { return id == coord })
+	return g, x, coord, others
 }
 
 // waitRoleIn returns the server of ids that has the role, waiting for one.
