@@ -448,6 +448,19 @@ func (n *Node) tickCoordinator() {
 	}
 }
 
+// removedCandidate reports whether a candidate for leader is a server
+// removed by entries it never received, campaigning under the
+// configuration before: this server's configuration leaves it out and its
+// history (current, then last zxid) is older than this server's. A
+// candidate of a newer configuration holds the entry that made it, which
+// this server lacks, so its history is newer. Coordinators and members
+// refuse it: promising would fence the leader of the configuration in
+// force at each of its campaigns, for as long as it runs, for a candidate
+// that cannot take the ensemble anywhere it has not been.
+func (n *Node) removedCandidate(cand ID, current Epoch, last Zxid) bool {
+	return n.voters.GroupOf(cand) < 0 && !n.upToDate(current, last)
+}
+
 // candidateOf returns the candidate a NewGEpoch is from: its Leader field
 // (a member may have forwarded it to its coordinator), or its sender.
 func candidateOf(m Message) ID {
@@ -461,26 +474,14 @@ func candidateOf(m Message) ID {
 // epoch to the group and gather a majority of promises.
 func (n *Node) handleNewGEpoch(m Message) {
 	cand := candidateOf(m)
-	if n.voters.GroupOf(cand) < 0 {
-		if len(m.Members) == 0 {
-			// A candidate that does not vote here and names no
-			// configuration of its own that it would count under: a
-			// removed server.
-			return
-		}
-		if !n.upToDate(m.Current, m.Zxid) {
-			// A candidate this configuration leaves out, whose history
-			// is older than this server's: a server removed by entries
-			// it never received, campaigning under the configuration
-			// before. A candidate of a newer configuration holds the
-			// entry that made it, which this server lacks, so its
-			// history is newer. Promising would fence the leader of
-			// the configuration in force, for a candidate that cannot
-			// take the ensemble anywhere it has not been; at each of
-			// its campaigns, for as long as it runs.
-			n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: m.Epoch, Group: n.group, Reject: true})
-			return
-		}
+	if n.voters.GroupOf(cand) < 0 && len(m.Members) == 0 {
+		// A candidate that does not vote here and names no configuration
+		// of its own that it would count under: a removed server.
+		return
+	}
+	if n.removedCandidate(cand, m.Current, m.Zxid) {
+		n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: m.Epoch, Group: n.group, Reject: true})
+		return
 	}
 	if m.Epoch <= n.hs.Promised && !(m.Epoch == n.hs.Promised && n.hs.Leader == cand) {
 		n.send(Message{Type: MsgGEpochAck, To: cand, Epoch: n.hs.Promised, Group: n.group, Reject: true})
@@ -579,13 +580,9 @@ func (n *Node) handlePromiseReq(m Message) {
 	if !n.mayVote() {
 		return // counts as down: its promise would count for nobody
 	}
-	if m.Epoch > n.hs.Promised && n.voters.GroupOf(m.Leader) < 0 && !n.upToDate(m.Current, m.Zxid) {
-		// A candidate this member's configuration leaves out, with an
-		// older history, relayed by a coordinator of the configuration
-		// before (removed servers that missed their removal, and this
-		// member among their group then): as a coordinator would
-		// (handleNewGEpoch), refuse it, or its campaigns fence the
-		// leader in force through this member.
+	if m.Epoch > n.hs.Promised && n.removedCandidate(m.Leader, m.Current, m.Zxid) {
+		// Relayed by a coordinator of the configuration before, which
+		// put this member in the removed servers' group.
 		n.send(Message{Type: MsgPromise, To: m.From, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: true})
 		return
 	}

@@ -83,11 +83,12 @@ func (n *Node) handleGroupPreElect(m Message) {
 // upToDate reports whether a history (its Current epoch, then its last
 // zxid) is at least as new as this server's: a pre-vote's sender's, or a
 // candidate's for leader that this server's configuration leaves out
-// (handleNewGEpoch). Only liveness rests on it (the election itself counts
-// promises whatever the logs, and the coordinator adopts the newest history
-// it finds): among any majority, the member with the newest history can win, and a coordinator
-// that lags, above all one that lost its disk, is not elected to fetch a
-// history, perhaps a snapshot of gigabytes, before its group can go on.
+// (removedCandidate). Only liveness rests on it (the election itself
+// counts promises whatever the logs, and the coordinator adopts the newest
+// history it finds): among any majority, the member with the newest
+// history can win, and a coordinator that lags, above all one that lost
+// its disk, is not elected to fetch a history, perhaps a snapshot of
+// gigabytes, before its group can go on.
 func (n *Node) upToDate(current Epoch, last Zxid) bool {
 	return current > n.hs.Current || current == n.hs.Current && last >= n.log.last()
 }
@@ -95,14 +96,15 @@ func (n *Node) upToDate(current Epoch, last Zxid) bool {
 // removedAhead reports whether a pre-vote's sender may lack only the
 // change that removed this server: this server's newest configuration
 // leaves it out and puts the sender in its group, and the sender runs
-// under that configuration or the one before it (GroupPreElect's Conf). This server can never
-// campaign, and the sender's configuration may need its vote (a group of
-// two that lost one), so refusing the sender for its older history would
-// leave the group, and perhaps the ensemble, without a coordinator for
-// good; elected, the sender takes the newest history among its group's
-// promises, this server's included. A sender further behind is refused:
-// it may run under a configuration the ensemble has left, as a server
-// removed since (its configuration would still count this one's vote).
+// under that configuration or the one before it (GroupPreElect's Conf).
+// This server can never campaign, and the sender's configuration may need
+// its vote (a group of two that lost one), so refusing the sender for its
+// older history would leave the group, and perhaps the ensemble, without a
+// coordinator for good; elected, the sender takes the newest history among
+// its group's promises, this server's included. A sender further behind is
+// refused: it may run under a configuration the ensemble has left, as a
+// server removed since (its configuration would still count this one's
+// vote).
 func (n *Node) removedAhead(m Message) bool {
 	if n.voting() || !slices.Contains(n.members(), m.From) {
 		return false

@@ -54,10 +54,10 @@ func (n *Node) pin(to ID, base, index Zxid) {
 }
 
 // pinReceived reports whether server `from`, asking from base, has
-// received the snapshot pinned for it. The pin then follows it to base: the entries it
-// is given take time to arrive and be written too, and a compaction
-// meanwhile must not make it need a snapshot again. Once it has caught up
-// it stops asking, and the pin lapses.
+// received the snapshot pinned for it. The pin then follows it to base:
+// the entries it is given take time to arrive and be written too, and a
+// compaction meanwhile must not make it need a snapshot again. Once it has
+// caught up it stops asking, and the pin lapses.
 func (n *Node) pinReceived(from ID, base Zxid) bool {
 	p, ok := n.pins[from]
 	if !ok || base < p.index || !n.asking(p) {
