@@ -3,11 +3,8 @@ package itest
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -151,21 +148,11 @@ func TestRemovedServersDoNotFenceTheLeader(t *testing.T) {
 // killed when the test ends.
 func restartRemoved(t *testing.T, c *launcher.Cluster, s launcher.Server) {
 	t.Helper()
-	lf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := c.Spawn(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lf.Close()
-	cmd := exec.Command(c.Binary, "server", "--config", filepath.Join(s.Dir, "zoo.cfg"))
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	t.Cleanup(func() { p.Kill() })
 }
 
 // groupCoordinator returns the coordinator of the group of ids, waiting

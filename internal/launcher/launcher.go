@@ -323,12 +323,25 @@ func (c *Cluster) writeConfig(s Server) error {
 	return os.WriteFile(filepath.Join(s.Dir, "zoo.cfg"), []byte(b.String()), 0o644)
 }
 
-// spawn starts s's process in its own session, so that it outlives the
-// command that started it, with its output appended to its log file.
+// spawn starts s's process (Spawn) and records its pid.
 func (c *Cluster) spawn(s *Server) error {
-	lf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := c.Spawn(*s)
 	if err != nil {
 		return err
+	}
+	s.PID = p.Pid
+	return nil
+}
+
+// Spawn starts the process of server s in its own session, so that it
+// outlives the command that started it, with its output appended to its
+// log file, and reaps it when it exits while this process still runs. s
+// need not be one of the cluster's servers any more: a test runs a server
+// the ensemble removed again from its data directory.
+func (c *Cluster) Spawn(s Server) (*os.Process, error) {
+	lf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
 	}
 	defer lf.Close()
 	args := []string{"server", "--config", filepath.Join(s.Dir, "zoo.cfg")}
@@ -346,12 +359,10 @@ func (c *Cluster) spawn(s *Server) error {
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting server %d: %w", s.ID, err)
+		return nil, fmt.Errorf("starting server %d: %w", s.ID, err)
 	}
-	s.PID = cmd.Process.Pid
-	// Reap it when it exits while this process still runs (tests).
 	go cmd.Wait()
-	return nil
+	return cmd.Process, nil
 }
 
 // serverEnv is the environment of a server process: this one's, plus
