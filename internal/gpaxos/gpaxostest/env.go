@@ -375,13 +375,17 @@ type filter struct {
 	to    []ID // empty: any
 	from  []ID // empty: any
 	types []gpaxos.MsgType
-	max   int // 0: no limit
+	// hold: types that stay in flight (a transfer slower than the
+	// exchange the script plays out, such as a snapshot's)
+	hold []gpaxos.MsgType
+	max  int // 0: no limit
 }
 
 func (f filter) match(m gpaxos.Message) bool {
 	return (len(f.to) == 0 || slices.Contains(f.to, m.To)) &&
 		(len(f.from) == 0 || slices.Contains(f.from, m.From)) &&
-		(len(f.types) == 0 || slices.Contains(f.types, m.Type))
+		(len(f.types) == 0 || slices.Contains(f.types, m.Type)) &&
+		!slices.Contains(f.hold, m.Type)
 }
 
 // take removes and returns the messages matching f, in flight order.
@@ -427,8 +431,9 @@ func (env *Env) drop(f filter) {
 }
 
 // stabilize hands out Readies and delivers messages among ids (all live
-// nodes when empty) until nothing is left to do.
-func (env *Env) stabilize(ids []ID) error {
+// nodes when empty) until nothing is left to do; messages of the hold
+// types stay in flight.
+func (env *Env) stabilize(ids []ID, hold []gpaxos.MsgType) error {
 	for round := 0; round < 10000; round++ {
 		busy := false
 		for _, nd := range env.nodes {
@@ -450,7 +455,7 @@ func (env *Env) stabilize(ids []ID) error {
 			if len(ids) > 0 && !slices.Contains(ids, nd.id) {
 				continue
 			}
-			if env.deliverTo(nd.id, filter{}) {
+			if env.deliverTo(nd.id, filter{hold: hold}) {
 				busy = true
 			}
 		}

@@ -105,7 +105,11 @@ func (env *Env) dispatch(cmd string, args []datadriven.CmdArg) error {
 		if err != nil {
 			return err
 		}
-		return env.stabilize(ids)
+		hold, err := a.msgTypes("hold")
+		if err != nil {
+			return err
+		}
+		return env.stabilize(ids, hold)
 	case "crash":
 		nd, err := env.liveArg(a)
 		if err != nil {
@@ -443,6 +447,10 @@ func (env *Env) handleTick(a argList) error {
 	if err != nil {
 		return err
 	}
+	hold, err := a.msgTypes("hold")
+	if err != nil {
+		return err
+	}
 	for i := 0; i < k; i++ {
 		for _, nd := range nodes {
 			if nd.n != nil {
@@ -451,7 +459,7 @@ func (env *Env) handleTick(a argList) error {
 			}
 		}
 		if stab {
-			if err := env.stabilize(nil); err != nil {
+			if err := env.stabilize(nil, hold); err != nil {
 				return err
 			}
 		}
@@ -562,12 +570,8 @@ func (env *Env) handleDeliverMsgs(a argList) error {
 	if f.from, err = a.idVals("from"); err != nil {
 		return err
 	}
-	for _, t := range a.vals("type") {
-		mt, ok := msgType(t)
-		if !ok {
-			return usagef("unknown message type %q", t)
-		}
-		f.types = append(f.types, mt)
+	if f.types, err = a.msgTypes("type"); err != nil {
+		return err
 	}
 	if f.max, err = a.int("n", 0); err != nil {
 		return err
@@ -595,6 +599,20 @@ func (env *Env) handleDeliverMsgs(a argList) error {
 		env.check()
 	}
 	return nil
+}
+
+// msgTypes parses the message type names of key (`type=T` or
+// `type=(T,...)`).
+func (a argList) msgTypes(key string) ([]gpaxos.MsgType, error) {
+	var ts []gpaxos.MsgType
+	for _, t := range a.vals(key) {
+		mt, ok := msgType(t)
+		if !ok {
+			return nil, usagef("unknown message type %q", t)
+		}
+		ts = append(ts, mt)
+	}
+	return ts, nil
 }
 
 // msgType parses a message type name.
