@@ -132,6 +132,10 @@ var regressions = []struct {
 		"liveness: 1 held the newer history and 3 the newer group epoch (won while 1 was away, by 2, which then lost its state); 1 asked 3 for the same group epoch at every pre-vote, refused each time, and 3, whose history was older, won no pre-vote of 1's: no coordinator, no leader; a refused pre-vote now names the group epoch the member promised, and the sender asks above it", 0, seedChanges, withSlowSnapshots},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 907695, true,
 		"liveness: as seed 907055 through a member: removed server 4 coordinated its old group [4 7 10] and ran for leader; 10, coordinator of the group [10] that replaced it (the same group epoch under another configuration), promised its epochs as a member when 4 relayed them, which fenced the leader at each campaign; a member now refuses a candidate its configuration leaves out whose history is older than its own", 0, seedChanges, withSlowSnapshots},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 911425, true,
+		"liveness: group 1 was [8 11 12] in the newest configuration, but 8 and 11 ran under older ones that left 12 out; 12 won the group, and 8 and 11 followed it without counting it as heard, so an election timeout later 11 campaigned, 8 granted it, and 11 took the role back before 12's snapshot (473 ms to send) reached it, up to group epoch 101, with no commits once healed; a group append now carries its coordinator's configuration zxid, and a member counts a coordinator of a newer configuration as heard", 0, seedChanges, withSlowSnapshots},
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 911111, true,
+		"liveness: as seed 911425 in group 0: the coordinator role changed hands up to group epoch 94 and member 11 never caught up", 0, seedChanges, withSlowSnapshots},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -208,7 +208,7 @@ func (n *Node) relay(prev Zxid, ents []Entry) {
 	for _, c := range n.cfg.Topology.Children(n.members(), n.id, gc.down, n.id) {
 		n.send(Message{Type: MsgGroupAppend, To: c, Epoch: n.hs.Current, Leader: n.currentLeader(), Coord: n.id,
 			Group: n.group, GroupEpoch: gc.ge, Prev: prev, Entries: ents, Commit: n.hs.Commit,
-			Down: gc.down, GCs: n.gcTable})
+			Down: gc.down, GCs: n.gcTable, Zxid: n.confZxid})
 	}
 }
 

@@ -63,6 +63,9 @@ func (n *Node) handleGroupAppend(m Message) {
 		return
 	}
 	n.followCoordinator(m.GroupEpoch, m.Coord)
+	if n.newerConfigCoordinator(m) {
+		n.heardGC, n.heardCoord = n.tick, n.tick
+	}
 	n.treeDown = m.Down
 	if len(m.GCs) > 0 {
 		n.gcTable = m.GCs
@@ -113,6 +116,22 @@ func (n *Node) followCoordinator(ge uint64, coord ID) {
 	if coord != n.id {
 		n.gcCand = nil
 	}
+}
+
+// newerConfigCoordinator reports whether a group append comes from a
+// coordinator that this server's configuration does not put in its group
+// but that runs under a newer configuration (m.Zxid, its entry's zxid, is
+// higher, and it follows as new an epoch's history), as newerConfigMember
+// says of a candidate: this server missed the change that added it. Such a
+// coordinator counts as heard. Otherwise this member, and any other of its
+// group that lags the same way, campaigns an election timeout after each
+// election the coordinator wins, before the coordinator's catch-up (a
+// snapshot may take longer than an election timeout) reaches it, and takes
+// the role back under its older configuration, for ever. A removed
+// coordinator that missed its removal runs under an older configuration
+// than the members that removed it, so they still replace it.
+func (n *Node) newerConfigCoordinator(m Message) bool {
+	return m.Zxid > n.confZxid && m.Epoch >= n.hs.Current
 }
 
 // followedCoordinator returns the coordinator this server follows: None

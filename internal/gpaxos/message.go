@@ -107,7 +107,7 @@ type Message struct {
 	Prev       Zxid   // Append/GroupAppend: zxid before Entries; Sync/FetchResp: truncation base
 	Entries    []Entry
 	Commit     Zxid  // commit point known to the sender
-	Zxid       Zxid  // acks: acknowledged zxid; promises, catch-up and NewGEpoch: last zxid (PromiseReq: the candidate's); group elections: the sender's configuration's zxid
+	Zxid       Zxid  // acks: acknowledged zxid; promises, catch-up and NewGEpoch: last zxid (PromiseReq: the candidate's); group elections and GroupAppend: the sender's (the coordinator's) configuration's zxid
 	Current    Epoch // promises, catch-up, NewGEpoch and group elections: the sender's Current epoch; PromiseReq: the candidate's
 	Holder     ID    // GEpochAck: the server holding the best history
 	Snapshot   *Snapshot
