@@ -1,10 +1,12 @@
 package itest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +196,214 @@ func waitRoleIn(t *testing.T, c *launcher.Cluster, ids []members.ID, role string
 	}
 	t.Fatalf("none of %v is %s within 20s", ids, role)
 	return members.None
+}
+
+// TestStaleMembersFollowANewerConfigsCoordinator is the simulator's forest
+// 9-3-3 seeds 911425 and 911111 on real processes. Group G's members end
+// up under three configurations: P is cut off first and knows only the
+// initial one; Q joins G, takes the configuration that adds it and is cut
+// off in turn; then R joins G and G's coordinator leaves: G is P, Q and
+// R. P's configuration puts neither Q nor R in G, Q's leaves R out, and
+// the writes meanwhile make every server compact past P's and Q's logs.
+// P comes back first, reaching only G, and R wins G with its promise;
+// then Q, also reaching only G. R's snapshots are all that can catch
+// them up, and they hold them for 5 and 3 s (slowsnap), as a large
+// tree's take to arrive. R must count as heard by members whose
+// configuration is older than its own: otherwise Q, then R, then Q take
+// the role from each other at every election timeout, each new group
+// epoch makes the members refuse the snapshot sent under the one before,
+// and P and Q never catch up. Both
+// must install their snapshots within 30 s with R's the only election,
+// and serve a write made once healed.
+func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
+	c := StartEnsemble(t, Forest9x33, "snapCount=100")
+	groups := func() [][]members.ID {
+		t.Helper()
+		m, err := c.Membership(members.None)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Groups
+	}
+	leader, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, x, coord, others := groupApart(t, c, groups(), leader)
+	p, first := others[0], others[1]
+	t.Logf("leader %d, groups %v; group %d's coordinator is %d", leader, groups(), x, coord)
+	// join adds a server to G, first adding servers to the other groups
+	// until the forest puts the next one in G.
+	join := func() members.ID {
+		t.Helper()
+		for {
+			j := joinGroup(t, c)
+			s, err := c.Join(60 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j == x {
+				return s.ID
+			}
+			t.Logf("%d joined group %d", s.ID, j)
+		}
+	}
+
+	if _, err := c.Fault(p, "isolate"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Leave(first, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	q := join()
+	if err := waitZxid(c, q, leaderZxid(t, c, leader), 20*time.Second); err != nil {
+		t.Fatalf("%d, joined, never caught up: %v", q, err)
+	}
+	if _, err := c.Fault(q, "isolate"); err != nil {
+		t.Fatal(err)
+	}
+	r := join() // G's coordinator, still in place, brings it along
+	if err := c.Leave(coord, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := slices.Sorted(slices.Values(groups()[x])), slices.Sorted(slices.Values([]members.ID{p, q, r})); !slices.Equal(got, want) {
+		t.Fatalf("group %d is %v after the changes, want %v (groups %v; the first was %v)", x, got, want, groups(), g)
+	}
+
+	cl := zkConnect(t, []string{serverAddr(t, c, leader)})
+	if _, err := cl.Create("/w", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := cl.Set("/w", []byte(strconv.Itoa(i)), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logFrom := map[members.ID]int64{}
+	for _, id := range []members.ID{p, q, r} {
+		if fi, err := os.Stat(byID(t, c, id).LogFile); err == nil {
+			logFrom[id] = fi.Size()
+		}
+	}
+	// P first: R wins G with P's promise (P cannot win under its
+	// configuration, in which G's other members left), then Q, while P
+	// still waits for its snapshot. Both reach only G: R, whose log
+	// starts after their last entries, is the one to catch them up.
+	reachOnlyG := func(id members.ID, hold time.Duration) {
+		t.Helper()
+		spec := fmt.Sprintf("heal; slowsnap * %v", hold)
+		for _, s := range c.Servers {
+			if s.ID != p && s.ID != q && s.ID != r {
+				spec += fmt.Sprintf("; block %d both", s.ID)
+			}
+		}
+		if _, err := c.Fault(id, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reachOnlyG(p, 5*time.Second)
+	healed := time.Now()
+	waitRoleIn(t, c, []members.ID{r}, "coordinator")
+	reachOnlyG(q, 3*time.Second)
+	// Each installs the snapshot R sends it (under the old rule, the
+	// snapshot sent under one group epoch arrived under the next and
+	// was refused, again and again).
+	for _, id := range []members.ID{p, q} {
+		if err := waitLogged(byID(t, c, id).LogFile, logFrom[id], "installed snapshot", 30*time.Second-time.Since(healed)); err != nil {
+			dumpFrom(t, c, logFrom, p, q, r)
+			t.Fatalf("%d: %v (groups %v: P %d, Q %d, R %d)", id, err, groups(), p, q, r)
+		}
+	}
+	t.Logf("P %d and Q %d installed their snapshots %v after the heal", p, q, time.Since(healed).Round(time.Millisecond))
+	// R's was the only election in G meanwhile.
+	var wins []string
+	for _, id := range []members.ID{p, q, r} {
+		b, err := os.ReadFile(byID(t, c, id).LogFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b[logFrom[id]:]), "\n") {
+			if strings.Contains(l, "role=coordinator") && strings.Contains(l, fmt.Sprintf(" group=%d ", x)) {
+				wins = append(wins, l)
+			}
+		}
+	}
+	if len(wins) != 1 {
+		t.Fatalf("G's coordinator changed %d times after the heal, want once (R %d):\n%s", len(wins), r, strings.Join(wins, "\n"))
+	}
+	for _, id := range []members.ID{p, q} {
+		if _, err := c.Fault(id, "heal"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	want := leaderZxid(t, c, leader)
+	for _, id := range []members.ID{p, q} {
+		if err := waitZxid(c, id, want, 10*time.Second); err != nil {
+			t.Fatalf("%d: %v", id, err)
+		}
+	}
+}
+
+// waitLogged waits until the log file, from byte from on, holds a line
+// with msg.
+func waitLogged(file string, from int64, msg string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if b, err := os.ReadFile(file); err == nil && int64(len(b)) > from && strings.Contains(string(b[from:]), msg) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no %q in its log after %v", msg, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// dumpFrom logs the protocol role changes of ids since logFrom.
+func dumpFrom(t *testing.T, c *launcher.Cluster, logFrom map[members.ID]int64, ids ...members.ID) {
+	t.Helper()
+	for _, id := range ids {
+		b, err := os.ReadFile(byID(t, c, id).LogFile)
+		if err != nil || int64(len(b)) < logFrom[id] {
+			continue
+		}
+		for _, l := range strings.Split(string(b[logFrom[id]:]), "\n") {
+			if strings.Contains(l, "protocol role") || strings.Contains(l, "snapshot") {
+				t.Logf("%d: %s", id, l)
+			}
+		}
+	}
+}
+
+// leaderZxid returns the last zxid server id, the leader, reports.
+func leaderZxid(t *testing.T, c *launcher.Cluster, id members.ID) int64 {
+	t.Helper()
+	for _, st := range c.Status() {
+		if st.ID == id && st.Alive {
+			return st.Zxid
+		}
+	}
+	t.Fatalf("server %d reports no status", id)
+	return 0
+}
+
+// waitZxid waits until server id reports a last zxid of at least z.
+func waitZxid(c *launcher.Cluster, id members.ID, z int64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	last := int64(-1)
+	for time.Now().Before(deadline) {
+		for _, st := range c.Status() {
+			if st.ID == id && st.Alive {
+				last = st.Zxid
+			}
+		}
+		if last >= z {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("at zxid %#x after %v, want %#x", last, timeout, z)
 }
