@@ -316,9 +316,16 @@ func (n *Node) advanceCommit(c Zxid) {
 // Messages.
 type Ready struct {
 	// Overlapped marks a Ready handed out while the previous one is being
-	// persisted (see Node.Ready): it carries only Early messages and
-	// CommittedEntries, needs no storage, and takes no Advance.
+	// persisted (see Node.Ready): it carries only Early messages,
+	// CommittedEntries and Ordered, needs no storage, and takes no
+	// Advance.
 	Overlapped bool
+	// Ordered, in an overlapped Ready of a leader, are the entries it
+	// ordered meanwhile: appended to its log and on their way to its
+	// groups (in Early), not yet durable here; the Ready after Advance
+	// carries them in Entries. A host that answers proposals once they
+	// are ordered (replica's early replies) learns of them here.
+	Ordered []Entry
 	// HardState, when non-nil, is the node's new hard state. A host
 	// writes it to stable storage when WritesHardState says so.
 	HardState *HardState
@@ -401,9 +408,10 @@ func (n *Node) hasCommitted() bool {
 // in the meantime. A leader's acknowledgments from its members then
 // commit while its own fsync runs, and members learn of commits during
 // theirs (etcd's raft allows the same with asynchronous storage writes).
-// What must be durable (entries, votes, acknowledgments) waits for the
-// Ready after Advance, which is where new proposals are ordered too, so
-// that one fsync still covers everything that arrived during the last.
+// A leader orders new proposals at once (Ready.Ordered) and sends them to
+// its groups. What must be durable (entries, votes, acknowledgments)
+// waits for the Ready after Advance, so that one fsync still covers
+// everything that arrived during the last.
 func (n *Node) Ready() Ready {
 	if n.persisting {
 		return n.overlappedReady()
@@ -473,7 +481,7 @@ func (n *Node) hasOverlapped() bool {
 	if !n.overlapping() {
 		return false
 	}
-	if n.gl != nil && n.hs.Commit > n.gl.sentCommit {
+	if n.gl != nil && n.gl.wantsFlush(n) {
 		return true
 	}
 	blocked := n.persistLateTo
@@ -487,17 +495,25 @@ func (n *Node) hasOverlapped() bool {
 }
 
 // overlappedReady is Ready while the last one is being persisted: the
-// committed entries (unless a snapshot waits to be delivered first) and
-// the messages that claim nothing about this node's storage, each only if
-// no earlier message to the same server is held back, so that every
-// server still receives the node's messages in order.
+// committed entries (unless a snapshot waits to be delivered first), a
+// leader's newly ordered entries, and the messages that claim nothing
+// about this node's storage, each only if no earlier message to the same
+// server is held back, so that every server still receives the node's
+// messages in order.
+//
+// A leader orders what was proposed during its fsync and sends it on at
+// once: its members' fsyncs then start before its own next one, and an
+// answer given once a proposal is ordered (a weak write's) does not wait
+// for the fsync under way. Its own acknowledgment of these entries is a
+// message to itself, which waits for the Ready after Advance, whose
+// Entries they are.
 func (n *Node) overlappedReady() Ready {
 	rd := Ready{Overlapped: true}
 	if n.overlapping() {
-		if n.gl != nil && n.hs.Commit > n.gl.sentCommit {
-			// The commit point leaves now; new proposals wait for the
-			// Ready after Advance.
-			n.broadcastAppend(n.log.last(), nil)
+		if n.gl != nil {
+			last := n.log.last()
+			n.flushLeader()
+			rd.Ordered = slices.Clone(n.log.between(last, n.log.last()))
 		}
 		blocked := slices.Clone(n.persistLateTo)
 		var keep []Message

@@ -123,15 +123,20 @@ func (h *Host) leaderAppended(rd *gpaxos.Ready) {
 	}
 	epoch, commit := st.HardState.Promised, st.HardState.Commit
 	if epoch != h.appendEpoch {
-		h.appendEpoch, h.appendCommit = epoch, commit
+		h.appendEpoch, h.appendCommit, h.appendLast = epoch, commit, st.Last
 		h.cfg.OnLeaderAppend(LeaderAppend{Epoch: epoch, Start: true, From: st.SnapIndex,
 			Entries: appendedViews(h.node.Entries(st.SnapIndex, st.Last)), Commit: commit})
 		return
 	}
+	// Entries the node ordered during an fsync come in an overlapped
+	// Ready's Ordered, and again in the next Ready's Entries, to persist.
 	var own []gpaxos.Entry
-	for _, e := range rd.Entries {
-		if e.Zxid.Epoch() == epoch {
-			own = append(own, e)
+	for _, ents := range [][]gpaxos.Entry{rd.Ordered, rd.Entries} {
+		for _, e := range ents {
+			if e.Zxid.Epoch() == epoch && e.Zxid > h.appendLast {
+				own = append(own, e)
+				h.appendLast = e.Zxid
+			}
 		}
 	}
 	if len(own) > 0 || commit > h.appendCommit {

@@ -97,11 +97,12 @@ type Host struct {
 	// repairedAt is the commit point when a host that started in recovery
 	// was registered (0 until then): see Status.RepairedAt.
 	repairedAt gpaxos.Zxid
-	// appendEpoch and appendCommit are the epoch and commit point
-	// OnLeaderAppend was last told of (epoch 0: none, or this server
-	// stopped leading since).
+	// appendEpoch, appendCommit and appendLast are the epoch, commit
+	// point and last entry OnLeaderAppend was last told of (epoch 0:
+	// none, or this server stopped leading since).
 	appendEpoch  gpaxos.Epoch
 	appendCommit gpaxos.Zxid
+	appendLast   gpaxos.Zxid
 }
 
 type leaderKey struct {

@@ -33,6 +33,12 @@ func (env *Env) printReady(rd gpaxos.Ready, indent string) {
 			env.printf("%s%s\n", indent, env.formatEntry(e))
 		}
 	}
+	if len(rd.Ordered) > 0 {
+		env.printf("%sOrdered:\n", indent)
+		for _, e := range rd.Ordered {
+			env.printf("%s%s\n", indent, env.formatEntry(e))
+		}
+	}
 	if len(rd.Early) > 0 {
 		env.printf("%sEarly:\n", indent)
 		for _, m := range rd.Early {
