@@ -320,8 +320,9 @@ type Ready struct {
 	// CommittedEntries and Ordered, needs no storage, and takes no
 	// Advance.
 	Overlapped bool
-	// Ordered, in an overlapped Ready of a leader, are the entries it
-	// ordered meanwhile: appended to its log and on their way to its
+	// Ordered, in an overlapped Ready of a leader that orders during its
+	// fsync (Config.OrderDuringPersist), are the entries it ordered
+	// meanwhile: appended to its log and on their way to its
 	// groups (in Early), not yet durable here; the Ready after Advance
 	// carries them in Entries. A host that answers proposals once they
 	// are ordered (replica's early replies) learns of them here.
@@ -408,8 +409,8 @@ func (n *Node) hasCommitted() bool {
 // in the meantime. A leader's acknowledgments from its members then
 // commit while its own fsync runs, and members learn of commits during
 // theirs (etcd's raft allows the same with asynchronous storage writes).
-// A leader orders new proposals at once (Ready.Ordered) and sends them to
-// its groups. What must be durable (entries, votes, acknowledgments)
+// A leader with Config.OrderDuringPersist orders new proposals at once
+// (Ready.Ordered) and sends them to its groups. What must be durable (entries, votes, acknowledgments)
 // waits for the Ready after Advance, so that one fsync still covers
 // everything that arrived during the last.
 func (n *Node) Ready() Ready {
@@ -481,7 +482,7 @@ func (n *Node) hasOverlapped() bool {
 	if !n.overlapping() {
 		return false
 	}
-	if n.gl != nil && n.gl.wantsFlush(n) {
+	if n.gl != nil && (n.hs.Commit > n.gl.sentCommit || n.cfg.OrderDuringPersist && n.gl.wantsFlush(n)) {
 		return true
 	}
 	blocked := n.persistLateTo
@@ -501,19 +502,22 @@ func (n *Node) hasOverlapped() bool {
 // server is held back, so that every server still receives the node's
 // messages in order.
 //
-// A leader orders what was proposed during its fsync and sends it on at
-// once: its members' fsyncs then start before its own next one, and an
-// answer given once a proposal is ordered (a weak write's) does not wait
-// for the fsync under way. Its own acknowledgment of these entries is a
-// message to itself, which waits for the Ready after Advance, whose
-// Entries they are.
+// With Config.OrderDuringPersist a leader orders what was proposed during
+// its fsync and sends it on at once, so that an answer given once a
+// proposal is ordered (a weak write's) does not wait for the fsync under
+// way. Its own acknowledgment of these entries is a message to itself,
+// which waits for the Ready after Advance, whose Entries they are.
 func (n *Node) overlappedReady() Ready {
 	rd := Ready{Overlapped: true}
 	if n.overlapping() {
-		if n.gl != nil {
+		if n.gl != nil && n.cfg.OrderDuringPersist {
 			last := n.log.last()
 			n.flushLeader()
 			rd.Ordered = slices.Clone(n.log.between(last, n.log.last()))
+		} else if n.gl != nil && n.hs.Commit > n.gl.sentCommit {
+			// The commit point leaves now; new proposals wait for the
+			// Ready after Advance.
+			n.broadcastAppend(n.log.last(), nil)
 		}
 		blocked := slices.Clone(n.persistLateTo)
 		var keep []Message

@@ -147,6 +147,9 @@ func NewHost(cfg HostConfig, hs gpaxos.HardState, snap *gpaxos.Snapshot, ents []
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// A host that answers proposals once ordered has the leader order them
+	// during its fsync too, so that the answers do not wait for it.
+	cfg.Node.OrderDuringPersist = cfg.OnLeaderAppend != nil
 	node, err := gpaxos.RestartNode(cfg.Node, hs, snap, ents)
 	if err != nil {
 		return nil, err

@@ -67,6 +67,8 @@ type params struct {
 	maxBatch    int
 	maxInflight int
 	jitter      bool
+	// orderDuringPersist: Config.OrderDuringPersist.
+	orderDuringPersist bool
 	// incarnations gives every node an incarnation (1000·id + its
 	// generation), so that registration and lost state can be scripted.
 	incarnations bool
@@ -154,7 +156,8 @@ func (env *Env) registerConf(c quorum.Config) {
 func (env *Env) config(id ID, voters quorum.Config, joining bool) gpaxos.Config {
 	cfg := gpaxos.Config{ID: id, Voters: voters, Topology: env.params.topology,
 		HeartbeatTicks: env.params.heartbeat, ElectionTicks: env.params.election,
-		MaxBatch: env.params.maxBatch, MaxInflight: env.params.maxInflight, Joining: joining}
+		MaxBatch: env.params.maxBatch, MaxInflight: env.params.maxInflight, Joining: joining,
+		OrderDuringPersist: env.params.orderDuringPersist}
 	if env.params.incarnations {
 		cfg.Incarnation = 1000*uint64(id) + 1
 	}

@@ -370,6 +370,9 @@ func (env *Env) handleAddNodes(a argList) error {
 	if p.incarnations, err = a.bool("incarnations", false); err != nil {
 		return err
 	}
+	if p.orderDuringPersist, err = a.bool("order-during-persist", false); err != nil {
+		return err
+	}
 	env.params, env.added = p, true
 	for _, g := range voters.Groups {
 		for _, id := range g {
