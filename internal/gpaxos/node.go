@@ -322,9 +322,9 @@ type Ready struct {
 	Overlapped bool
 	// Ordered, in an overlapped Ready of a leader that orders during its
 	// fsync (Config.OrderDuringPersist), are the entries it ordered
-	// meanwhile: appended to its log and on their way to its
-	// groups (in Early), not yet durable here; the Ready after Advance
-	// carries them in Entries. A host that answers proposals once they
+	// meanwhile: appended to its log and on their way to its groups (in
+	// Early), not yet durable here; the Ready after Advance carries them
+	// in Entries. A host that answers proposals once they
 	// are ordered (replica's early replies) learns of them here.
 	Ordered []Entry
 	// HardState, when non-nil, is the node's new hard state. A host
@@ -410,9 +410,9 @@ func (n *Node) hasCommitted() bool {
 // commit while its own fsync runs, and members learn of commits during
 // theirs (etcd's raft allows the same with asynchronous storage writes).
 // A leader with Config.OrderDuringPersist orders new proposals at once
-// (Ready.Ordered) and sends them to its groups. What must be durable (entries, votes, acknowledgments)
-// waits for the Ready after Advance, so that one fsync still covers
-// everything that arrived during the last.
+// (Ready.Ordered) and sends them to its groups. What must be durable
+// (entries, votes, acknowledgments) waits for the Ready after Advance, so
+// that one fsync still covers everything that arrived during the last.
 func (n *Node) Ready() Ready {
 	if n.persisting {
 		return n.overlappedReady()
