@@ -30,14 +30,6 @@ import (
 // coordinator), keep every acknowledged write and take new ones.
 func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 	c := StartEnsemble(t, Forest9x33)
-	groups := func() [][]members.ID {
-		t.Helper()
-		m, err := c.Membership(members.None)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m.Groups
-	}
 	leader, err := Leader(c, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +37,15 @@ func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 	// G is a group the leader is not in (it stays up while G changes);
 	// the coordinator of G leaves last, so that G keeps its coordinator
 	// while N joins, and S and the first to leave are its other members.
-	g, x, coord, others := groupApart(t, c, groups(), leader)
+	g, x, coord, others := groupApart(t, c, groupsOf(t, c), leader)
 	first, stale := others[0], others[1]
 	var h []members.ID
-	for _, grp := range groups() {
+	for _, grp := range groupsOf(t, c) {
 		if !slices.Contains(grp, leader) && !slices.Contains(grp, g[0]) {
 			h = grp
 		}
 	}
-	t.Logf("leader %d, groups %v; group %d's coordinator is %d", leader, groups(), x, coord)
+	t.Logf("leader %d, groups %v; group %d's coordinator is %d", leader, groupsOf(t, c), x, coord)
 
 	cl := zkConnect(t, addrs(c))
 	acked := []string{"/before"}
@@ -67,7 +59,7 @@ func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 		t.Fatal(err)
 	}
 	if j := joinGroup(t, c); j != x {
-		t.Fatalf("the next join goes to group %d, not %d, which %d left (groups %v)", j, x, first, groups())
+		t.Fatalf("the next join goes to group %d, not %d, which %d left (groups %v)", j, x, first, groupsOf(t, c))
 	}
 	joined, err := c.Join(60 * time.Second)
 	if err != nil {
@@ -77,15 +69,15 @@ func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 	if err := c.Leave(coord, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := slices.Sorted(slices.Values(groups()[x])), slices.Sorted(slices.Values([]members.ID{stale, n})); !slices.Equal(got, want) {
-		t.Fatalf("group %d is %v after the changes, want %v (groups %v)", x, got, want, groups())
+	if got, want := slices.Sorted(slices.Values(groupsOf(t, c)[x])), slices.Sorted(slices.Values([]members.ID{stale, n})); !slices.Equal(got, want) {
+		t.Fatalf("group %d is %v after the changes, want %v (groups %v)", x, got, want, groupsOf(t, c))
 	}
 	cl2 := zkConnect(t, []string{serverAddr(t, c, leader)})
 	if _, err := cl2.Create("/during", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	acked = append(acked, "/during")
-	t.Logf("groups %v; %d is stale; killing leader %d, wiping %d and %d", groups(), stale, leader, h[0], h[1])
+	t.Logf("groups %v; %d is stale; killing leader %d, wiping %d and %d", groupsOf(t, c), stale, leader, h[0], h[1])
 
 	if err := c.Kill(leader); err != nil {
 		t.Fatal(err)
@@ -139,6 +131,16 @@ func TestStaleMemberLetsItsNewGroupElect(t *testing.T) {
 			}
 		}
 	}
+}
+
+// groupsOf returns the groups of c's committed configuration.
+func groupsOf(t *testing.T, c *launcher.Cluster) [][]members.ID {
+	t.Helper()
+	m, err := c.Membership(members.None)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Groups
 }
 
 // joinGroup returns the group the forest gives the next server to join
@@ -217,21 +219,13 @@ func waitRoleIn(t *testing.T, c *launcher.Cluster, ids []members.ID, role string
 // and serve a write made once healed.
 func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 	c := StartEnsemble(t, Forest9x33, "snapCount=100")
-	groups := func() [][]members.ID {
-		t.Helper()
-		m, err := c.Membership(members.None)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m.Groups
-	}
 	leader, err := Leader(c, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, x, coord, others := groupApart(t, c, groups(), leader)
+	g, x, coord, others := groupApart(t, c, groupsOf(t, c), leader)
 	p, first := others[0], others[1]
-	t.Logf("leader %d, groups %v; group %d's coordinator is %d", leader, groups(), x, coord)
+	t.Logf("leader %d, groups %v; group %d's coordinator is %d", leader, groupsOf(t, c), x, coord)
 	// join adds a server to G, first adding servers to the other groups
 	// until the forest puts the next one in G.
 	join := func() members.ID {
@@ -266,8 +260,8 @@ func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 	if err := c.Leave(coord, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := slices.Sorted(slices.Values(groups()[x])), slices.Sorted(slices.Values([]members.ID{p, q, r})); !slices.Equal(got, want) {
-		t.Fatalf("group %d is %v after the changes, want %v (groups %v; the first was %v)", x, got, want, groups(), g)
+	if got, want := slices.Sorted(slices.Values(groupsOf(t, c)[x])), slices.Sorted(slices.Values([]members.ID{p, q, r})); !slices.Equal(got, want) {
+		t.Fatalf("group %d is %v after the changes, want %v (groups %v; the first was %v)", x, got, want, groupsOf(t, c), g)
 	}
 
 	cl := zkConnect(t, []string{serverAddr(t, c, leader)})
@@ -311,7 +305,7 @@ func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 	for _, id := range []members.ID{p, q} {
 		if err := waitLogged(byID(t, c, id).LogFile, logFrom[id], "installed snapshot", 30*time.Second-time.Since(healed)); err != nil {
 			dumpFrom(t, c, logFrom, p, q, r)
-			t.Fatalf("%d: %v (groups %v: P %d, Q %d, R %d)", id, err, groups(), p, q, r)
+			t.Fatalf("%d: %v (groups %v: P %d, Q %d, R %d)", id, err, groupsOf(t, c), p, q, r)
 		}
 	}
 	t.Logf("P %d and Q %d installed their snapshots %v after the heal", p, q, time.Since(healed).Round(time.Millisecond))
