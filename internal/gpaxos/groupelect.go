@@ -161,19 +161,24 @@ func (n *Node) campaignGC() {
 
 // newerConfigMember reports whether the sender of a group (pre-)election,
 // which this server's configuration does not put in its group, runs under
-// a newer configuration (its entry's zxid, m.Zxid, is higher, and its log
-// follows as new an epoch's history) that does: this server missed the
-// changes that added the sender, and perhaps removed the others of its
-// group. Refusing would stop the group for good when its majority needs
-// this server and no leader is left to catch it up. Granting risks
-// nothing: a group epoch only fences coordinators (safety rests on the
-// acceptors' global promises), the candidate counts the promise under its
-// own configuration, and the coordinator it becomes syncs this server's
-// log, the configuration included. A removed server that missed its
-// removal runs under an older configuration than the group it left and
-// is still refused.
-func (n *Node) newerConfigMember(m Message) bool {
-	return m.Zxid > n.confZxid && m.Current >= n.hs.Current
+// a newer configuration (newerConfig: m.Zxid, m.Current) that does: this
+// server missed the changes that added the sender, and perhaps removed
+// the others of its group. Refusing would stop the group for good when
+// its majority needs this server and no leader is left to catch it up.
+// Granting risks nothing: a group epoch only fences coordinators (safety
+// rests on the acceptors' global promises), the candidate counts the
+// promise under its own configuration, and the coordinator it becomes
+// syncs this server's log, the configuration included. A removed server
+// that missed its removal runs under an older configuration than the
+// group it left and is still refused.
+func (n *Node) newerConfigMember(m Message) bool { return n.newerConfig(m.Zxid, m.Current) }
+
+// newerConfig reports whether a server whose configuration's entry has
+// zxid conf and whose log follows epoch current's history runs under a
+// newer configuration than this one: its entry is later, and its history
+// at least as new, so it holds the changes this server missed.
+func (n *Node) newerConfig(conf Zxid, current Epoch) bool {
+	return conf > n.confZxid && current >= n.hs.Current
 }
 
 // handleGroupElect promises a group epoch to a coordinator candidate.
@@ -195,7 +200,7 @@ func (n *Node) handleGroupElect(m Message) {
 	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
 	if member && (m.GroupEpoch > n.hs.GroupEpoch || (m.GroupEpoch == n.hs.GroupEpoch && n.hs.Coordinator == m.From)) {
 		n.hs.GroupEpoch, n.hs.Coordinator = m.GroupEpoch, m.From
-		n.followCoordinator(m.GroupEpoch, m.From)
+		n.followCoordinator(m.GroupEpoch, m.From, false)
 		n.send(Message{Type: MsgGroupElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch,
 			Epoch: n.hs.Promised, Leader: n.hs.Leader, Current: n.hs.Current, Zxid: n.log.last(),
 			Commit: n.hs.Commit, GCs: n.gcTable})

@@ -62,10 +62,9 @@ func (n *Node) handleGroupAppend(m Message) {
 		n.rejectStaleCoordinator(m.Coord)
 		return
 	}
-	n.followCoordinator(m.GroupEpoch, m.Coord)
-	if n.newerConfigCoordinator(m) {
-		n.heardGC, n.heardCoord = n.tick, n.tick
-	}
+	// A group append names its coordinator's configuration (m.Zxid) and
+	// history (m.Epoch).
+	n.followCoordinator(m.GroupEpoch, m.Coord, n.newerConfig(m.Zxid, m.Epoch))
 	n.treeDown = m.Down
 	if len(m.GCs) > 0 {
 		n.gcTable = m.GCs
@@ -96,8 +95,10 @@ func (n *Node) handleGroupAppend(m Message) {
 }
 
 // followCoordinator records that coord coordinates this server's group at ge
-// (ge >= the promised group epoch) and that it was just heard.
-func (n *Node) followCoordinator(ge uint64, coord ID) {
+// (ge >= the promised group epoch) and that it was just heard; newerConfig
+// says the message showed coord running under a newer configuration than
+// this server's (Node.newerConfig).
+func (n *Node) followCoordinator(ge uint64, coord ID, newerConfig bool) {
 	if ge > n.hs.GroupEpoch || n.hs.Coordinator == None {
 		n.hs.GroupEpoch, n.hs.Coordinator = ge, coord
 	}
@@ -110,28 +111,22 @@ func (n *Node) followCoordinator(ge uint64, coord ID) {
 	// voters replace it after an election timeout. A removed server that
 	// missed its removal otherwise coordinates the group for ever, and no
 	// voter of the new configuration ever runs.
-	if coord == n.id || slices.Contains(n.members(), coord) {
+	//
+	// A coordinator of a newer configuration than this server's does count
+	// as heard: this server missed the change that added it. Otherwise
+	// this member, and any other of its group that lags the same way,
+	// campaigns an election timeout after each election the coordinator
+	// wins, before the coordinator's catch-up (a snapshot may take longer
+	// than an election timeout) reaches it, and takes the role back under
+	// its older configuration, for ever. A removed coordinator that missed
+	// its removal runs under an older configuration than the members that
+	// removed it, so they still replace it.
+	if coord == n.id || slices.Contains(n.members(), coord) || newerConfig {
 		n.heardGC, n.heardCoord = n.tick, n.tick
 	}
 	if coord != n.id {
 		n.gcCand = nil
 	}
-}
-
-// newerConfigCoordinator reports whether a group append comes from a
-// coordinator that this server's configuration does not put in its group
-// but that runs under a newer configuration (m.Zxid, its entry's zxid, is
-// higher, and it follows as new an epoch's history), as newerConfigMember
-// says of a candidate: this server missed the change that added it. Such a
-// coordinator counts as heard. Otherwise this member, and any other of its
-// group that lags the same way, campaigns an election timeout after each
-// election the coordinator wins, before the coordinator's catch-up (a
-// snapshot may take longer than an election timeout) reaches it, and takes
-// the role back under its older configuration, for ever. A removed
-// coordinator that missed its removal runs under an older configuration
-// than the members that removed it, so they still replace it.
-func (n *Node) newerConfigCoordinator(m Message) bool {
-	return m.Zxid > n.confZxid && m.Epoch >= n.hs.Current
 }
 
 // followedCoordinator returns the coordinator this server follows: None
@@ -215,7 +210,7 @@ func (n *Node) handleSync(m Message) {
 		n.rejectStaleCoordinator(m.Coord)
 		return
 	}
-	n.followCoordinator(m.GroupEpoch, m.Coord)
+	n.followCoordinator(m.GroupEpoch, m.Coord, false)
 	if n.adoptHistory(m) {
 		n.ack(m.Coord, n.hs.GroupEpoch)
 	}
