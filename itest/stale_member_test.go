@@ -250,7 +250,7 @@ func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := join()
-	if err := waitZxid(c, q, leaderZxid(t, c, leader), 20*time.Second); err != nil {
+	if err := waitZxid(c, q, zxidOf(t, c, leader), 20*time.Second); err != nil {
 		t.Fatalf("%d, joined, never caught up: %v", q, err)
 	}
 	if _, err := c.Fault(q, "isolate"); err != nil {
@@ -312,11 +312,7 @@ func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 	// R's was the only election in G meanwhile.
 	var wins []string
 	for _, id := range []members.ID{p, q, r} {
-		b, err := os.ReadFile(byID(t, c, id).LogFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(b[logFrom[id]:]), "\n") {
+		for _, l := range logSince(byID(t, c, id).LogFile, logFrom[id]) {
 			if strings.Contains(l, "role=coordinator") && strings.Contains(l, fmt.Sprintf(" group=%d ", x)) {
 				wins = append(wins, l)
 			}
@@ -333,7 +329,7 @@ func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 	if _, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	want := leaderZxid(t, c, leader)
+	want := zxidOf(t, c, leader)
 	for _, id := range []members.ID{p, q} {
 		if err := waitZxid(c, id, want, 10*time.Second); err != nil {
 			t.Fatalf("%d: %v", id, err)
@@ -341,12 +337,22 @@ func TestStaleMembersFollowANewerConfigsCoordinator(t *testing.T) {
 	}
 }
 
+// logSince returns the lines of a server's log file from byte from on
+// (none when it cannot be read).
+func logSince(file string, from int64) []string {
+	b, err := os.ReadFile(file)
+	if err != nil || int64(len(b)) < from {
+		return nil
+	}
+	return strings.Split(string(b[from:]), "\n")
+}
+
 // waitLogged waits until the log file, from byte from on, holds a line
 // with msg.
 func waitLogged(file string, from int64, msg string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if b, err := os.ReadFile(file); err == nil && int64(len(b)) > from && strings.Contains(string(b[from:]), msg) {
+		if slices.ContainsFunc(logSince(file, from), func(l string) bool { return strings.Contains(l, msg) }) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -356,15 +362,12 @@ func waitLogged(file string, from int64, msg string, timeout time.Duration) erro
 	}
 }
 
-// dumpFrom logs the protocol role changes of ids since logFrom.
+// dumpFrom logs the protocol role changes and snapshots of ids since
+// logFrom.
 func dumpFrom(t *testing.T, c *launcher.Cluster, logFrom map[members.ID]int64, ids ...members.ID) {
 	t.Helper()
 	for _, id := range ids {
-		b, err := os.ReadFile(byID(t, c, id).LogFile)
-		if err != nil || int64(len(b)) < logFrom[id] {
-			continue
-		}
-		for _, l := range strings.Split(string(b[logFrom[id]:]), "\n") {
+		for _, l := range logSince(byID(t, c, id).LogFile, logFrom[id]) {
 			if strings.Contains(l, "protocol role") || strings.Contains(l, "snapshot") {
 				t.Logf("%d: %s", id, l)
 			}
@@ -372,16 +375,26 @@ func dumpFrom(t *testing.T, c *launcher.Cluster, logFrom map[members.ID]int64, i
 	}
 }
 
-// leaderZxid returns the last zxid server id, the leader, reports.
-func leaderZxid(t *testing.T, c *launcher.Cluster, id members.ID) int64 {
-	t.Helper()
+// reportedZxid returns the last zxid server id reports; false when it
+// does not run.
+func reportedZxid(c *launcher.Cluster, id members.ID) (int64, bool) {
 	for _, st := range c.Status() {
 		if st.ID == id && st.Alive {
-			return st.Zxid
+			return st.Zxid, true
 		}
 	}
-	t.Fatalf("server %d reports no status", id)
-	return 0
+	return 0, false
+}
+
+// zxidOf returns the last zxid server id reports, failing t when it does
+// not run.
+func zxidOf(t *testing.T, c *launcher.Cluster, id members.ID) int64 {
+	t.Helper()
+	z, ok := reportedZxid(c, id)
+	if !ok {
+		t.Fatalf("server %d reports no status", id)
+	}
+	return z
 }
 
 // waitZxid waits until server id reports a last zxid of at least z.
@@ -389,10 +402,8 @@ func waitZxid(c *launcher.Cluster, id members.ID, z int64, timeout time.Duration
 	deadline := time.Now().Add(timeout)
 	last := int64(-1)
 	for time.Now().Before(deadline) {
-		for _, st := range c.Status() {
-			if st.ID == id && st.Alive {
-				last = st.Zxid
-			}
+		if zx, ok := reportedZxid(c, id); ok {
+			last = zx
 		}
 		if last >= z {
 			return nil
