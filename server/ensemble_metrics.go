@@ -45,6 +45,10 @@ var (
 		"Messages to the peer dropped before they were written.", []string{"peer"}, nil)
 	peerConnectsDesc = prometheus.NewDesc("giraffe_peer_connects_total",
 		"Outgoing connections established to the peer.", []string{"peer"}, nil)
+	peerMessagesDesc = prometheus.NewDesc("giraffe_peer_messages_total",
+		"Protocol messages written to peers (sent) and decoded from them (received), all peers together.", []string{"direction"}, nil)
+	peerBytesDesc = prometheus.NewDesc("giraffe_peer_bytes_total",
+		"Bytes of those messages, framing included.", []string{"direction"}, nil)
 )
 
 var roles = []string{"standalone", string(replica.RoleLeader), string(replica.RoleCoordinator), string(replica.RoleAcceptor)}
@@ -52,7 +56,8 @@ var roles = []string{"standalone", string(replica.RoleLeader), string(replica.Ro
 // Describe sends every metric's description.
 func (e ensembleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{roleDesc, epochDesc, promisedDesc, leaderDesc, groupDesc, logZxidDesc,
-		commitZxidDesc, applyLagDesc, lagSecondsDesc, resentDesc, peerConnectedDesc, peerQueuedDesc, peerDroppedDesc, peerConnectsDesc} {
+		commitZxidDesc, applyLagDesc, lagSecondsDesc, resentDesc, peerConnectedDesc, peerQueuedDesc, peerDroppedDesc, peerConnectsDesc,
+		peerMessagesDesc, peerBytesDesc} {
 		ch <- d
 	}
 }
@@ -88,7 +93,15 @@ func (e ensembleCollector) Collect(ch chan<- prometheus.Metric) {
 	if !ok {
 		return
 	}
-	for id, p := range ts.Stats().Peers {
+	stats := ts.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(peerMessagesDesc, stats.Sent, "sent")
+	counter(peerMessagesDesc, stats.Received, "received")
+	counter(peerBytesDesc, stats.SentBytes, "sent")
+	counter(peerBytesDesc, stats.ReceivedBytes, "received")
+	for id, p := range stats.Peers {
 		peer := fmt.Sprint(id)
 		connected := 0.0
 		if p.Connected {
@@ -96,8 +109,8 @@ func (e ensembleCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(peerConnectedDesc, connected, peer)
 		gauge(peerQueuedDesc, float64(p.Queued), peer)
-		ch <- prometheus.MustNewConstMetric(peerDroppedDesc, prometheus.CounterValue, float64(p.Dropped), peer)
-		ch <- prometheus.MustNewConstMetric(peerConnectsDesc, prometheus.CounterValue, float64(p.Connects), peer)
+		counter(peerDroppedDesc, p.Dropped, peer)
+		counter(peerConnectsDesc, p.Connects, peer)
 	}
 }
 
