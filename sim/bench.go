@@ -30,15 +30,27 @@ type BenchOptions struct {
 	// MaxBatch bounds the entries of one append (default 256).
 	MaxBatch int
 	// HeartbeatTicks and ElectionTicks are the protocol's timers in ticks
-	// of 10 ms (defaults 5 and 100: throughput runs measure the steady
-	// state, and a classic leader of hundreds of servers is busy sending a
-	// batch for longer than a LAN election timeout; failover runs use 2
-	// and 10).
+	// of TickUS (defaults 5 and 100 ticks of 10 ms: throughput runs
+	// measure the steady state, and a classic leader of hundreds of
+	// servers is busy sending a batch for longer than a LAN election
+	// timeout; failover runs use 2 and 10; a real server's are 2 and 8
+	// ticks of 25 ms).
 	HeartbeatTicks, ElectionTicks int
+	TickUS                        int64
 	// RetryUS is how long a client waits for its write before sending it
 	// again (default 2 s); failover runs retry quickly so that the first
 	// write after recovery is not a client's timeout.
 	RetryUS int64
+	// FirstServer is the server (by index) slot 0 writes through; slot i
+	// writes through server (FirstServer+i) mod Nodes.
+	FirstServer int
+	// Rate, when positive, makes the load open-loop instead: writes
+	// arrive at Rate per second in all, Poisson, each through one of
+	// Sessions sessions drawn at random, session i connected to server i
+	// mod Nodes (as `giraffe bench --rate` spreads its sessions; default
+	// 8 sessions). Outstanding is then unused.
+	Rate     float64
+	Sessions int
 }
 
 // BenchResult is what a benchmark measured, in the JSON form of issue 4.
@@ -66,29 +78,35 @@ type BenchResult struct {
 	Acceptor    RoleTraffic `json:"acceptor"`
 }
 
-// RoleTraffic is what one server of a role received and sent per
-// committed write.
+// RoleTraffic is what one server of a role received, sent, fsynced and
+// spent in CPU time per committed write.
 type RoleTraffic struct {
 	RecvMsgs  float64 `json:"recv_msgs"`
 	SentMsgs  float64 `json:"sent_msgs"`
 	RecvBytes float64 `json:"recv_bytes"`
 	SentBytes float64 `json:"sent_bytes"`
+	Fsyncs    float64 `json:"fsyncs"`
+	CPUUS     float64 `json:"cpu_us"`
 }
 
-// roleTraffic is the mean traffic of servers per commit.
-func roleTraffic(ts []traffic, commits int) RoleTraffic {
+// roleTraffic is the mean traffic and CPU time of servers per commit.
+func roleTraffic(svs []*server, commits int) RoleTraffic {
 	var r RoleTraffic
-	if len(ts) == 0 || commits == 0 {
+	if len(svs) == 0 || commits == 0 {
 		return r
 	}
-	for _, t := range ts {
+	for _, sv := range svs {
+		t := sv.window
 		r.RecvMsgs += float64(t.recvMsgs)
 		r.SentMsgs += float64(t.sentMsgs)
 		r.RecvBytes += float64(t.recvBytes)
 		r.SentBytes += float64(t.sentBytes)
+		r.Fsyncs += float64(t.fsyncs)
+		r.CPUUS += sv.windowCPUUS
 	}
-	d := float64(len(ts) * commits)
-	return RoleTraffic{RecvMsgs: r.RecvMsgs / d, SentMsgs: r.SentMsgs / d, RecvBytes: r.RecvBytes / d, SentBytes: r.SentBytes / d}
+	d := float64(len(svs) * commits)
+	return RoleTraffic{RecvMsgs: r.RecvMsgs / d, SentMsgs: r.SentMsgs / d, RecvBytes: r.RecvBytes / d,
+		SentBytes: r.SentBytes / d, Fsyncs: r.Fsyncs / d, CPUUS: r.CPUUS / d}
 }
 
 // CalibratedCost is the cost model measured on the real code by
@@ -105,10 +123,12 @@ const benchMagic = 0xB7
 
 func isBenchPayload(b []byte) bool { return len(b) > 0 && b[0] == benchMagic }
 
-// benchLoad is a closed-loop write workload: Outstanding slots, each bound
-// to one server, each with one write in flight. A slot issues its next
-// write when its server has applied the last one.
+// benchLoad is a write workload. Closed loop: Outstanding slots, each
+// bound to one server, each with one write in flight; a slot issues its
+// next write when its server has applied the last one. Open loop: a slot
+// per write, issued at its arrival time (startOpenLoad).
 type benchLoad struct {
+	open     bool
 	payload  int
 	retryUS  int64
 	slots    []*benchSlot
@@ -163,6 +183,8 @@ func (s *Sim) benchIssue(sl *benchSlot) {
 			s.clk.after(s.p.TickUS, try)
 			return
 		}
+		s.besideLoop(sv, s.p.Cost.CPUPerClientWriteUS)
+		s.onCore(s.p.Cost.LoadCPUPerWriteUS)
 		sv.host.Propose(data, nil)
 		s.kick(sv)
 		s.clk.after(s.load.retryUS, func() {
@@ -203,14 +225,16 @@ func (l *benchLoad) applied(s *Sim, sv *server, e *replica.Committed) {
 		l.lat = append(l.lat, done-sl.call)
 	}
 	sl.pending = false
-	s.clk.after(s.p.Cost.LinkLatencyUS, func() { s.benchIssue(sl) })
+	if !l.open {
+		s.clk.after(s.p.Cost.LinkLatencyUS, func() { s.benchIssue(sl) })
+	}
 }
 
 // benchParams are the fixed parameters of bench and failover runs: no
 // faults, a constant link latency, the cost model's fsync.
 func benchParams(o BenchOptions) Params {
 	p := Params{Seed: o.Seed, Shape: o.Shape,
-		TickUS: 10_000, HeartbeatTicks: o.HeartbeatTicks, ElectionTicks: o.ElectionTicks, DelayDist: "uniform",
+		TickUS: o.TickUS, HeartbeatTicks: o.HeartbeatTicks, ElectionTicks: o.ElectionTicks, DelayDist: "uniform",
 		SnapEvery: 20_000, MaxBatch: o.MaxBatch, Cost: o.Cost, FsyncUS: o.Cost.FsyncUS}
 	if p.MaxBatch <= 0 {
 		p.MaxBatch = 256
@@ -243,6 +267,9 @@ func (o *BenchOptions) defaults() {
 	if o.MeasureUS <= 0 {
 		o.MeasureUS = 1_000_000
 	}
+	if o.TickUS <= 0 {
+		o.TickUS = 10_000
+	}
 	if o.HeartbeatTicks <= 0 {
 		o.HeartbeatTicks = 5
 	}
@@ -251,6 +278,9 @@ func (o *BenchOptions) defaults() {
 	}
 	if o.RetryUS <= 0 {
 		o.RetryUS = 2_000_000
+	}
+	if o.Sessions <= 0 {
+		o.Sessions = 8
 	}
 }
 
@@ -313,14 +343,35 @@ func (s *Sim) settled() bool {
 
 // startLoad starts the closed-loop workload with n slots spread over the
 // up servers, measuring from now+warmup for measure µs.
-func (s *Sim) startLoad(n, payload int, warmup, measure, retry int64) {
+func (s *Sim) startLoad(n, first, payload int, warmup, measure, retry int64) {
 	s.load = &benchLoad{payload: payload, retryUS: retry, from: s.clk.now + warmup, to: s.clk.now + warmup + measure,
 		seen: map[gpaxos.Zxid]bool{}}
 	for i := 0; i < n; i++ {
-		sl := &benchSlot{id: i, server: i % len(s.servers)}
+		sl := &benchSlot{id: i, server: (first + i) % len(s.servers)}
 		s.load.slots = append(s.load.slots, sl)
 		s.clk.after(int64(i)%1000, func() { s.benchIssue(sl) })
 	}
+}
+
+// startOpenLoad starts the open-loop workload: writes arriving at rate
+// per second, Poisson, until the measured window ends, each through one
+// of sessions sessions drawn at random (session i at server i mod N),
+// measuring from now+warmup for measure µs.
+func (s *Sim) startOpenLoad(rate float64, sessions, payload int, warmup, measure, retry int64) {
+	l := &benchLoad{open: true, payload: payload, retryUS: retry, from: s.clk.now + warmup, to: s.clk.now + warmup + measure,
+		seen: map[gpaxos.Zxid]bool{}}
+	s.load = l
+	var arrive func()
+	arrive = func() {
+		if s.clk.now >= l.to {
+			return
+		}
+		sl := &benchSlot{id: len(l.slots), server: s.rng.Intn(sessions) % len(s.servers)}
+		l.slots = append(l.slots, sl)
+		s.benchIssue(sl)
+		s.clk.after(max(int64(s.rng.ExpFloat64()*1e6/rate), 1), arrive)
+	}
+	s.clk.after(0, arrive)
 }
 
 // RunBench runs one throughput benchmark.
@@ -330,7 +381,11 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	if err != nil {
 		return BenchResult{}, err
 	}
-	s.startLoad(o.Outstanding, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
+	if o.Rate > 0 {
+		s.startOpenLoad(o.Rate, o.Sessions, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
+	} else {
+		s.startLoad(o.Outstanding, o.FirstServer, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
+	}
 	s.runUntil(s.load.from)
 	msgs0 := s.stats.msgs
 	s.runUntil(s.load.to)
@@ -344,15 +399,15 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	secs := float64(o.MeasureUS) / 1e6
 	r.ThroughputOps = float64(s.load.commits) / secs
 	gl := s.leader()
-	var leader, coords, acceptors []traffic
+	var leader, coords, acceptors []*server
 	for _, sv := range s.servers {
 		switch s.role(sv) {
 		case "leader":
-			leader = append(leader, sv.window)
+			leader = append(leader, sv)
 		case "coordinator":
-			coords = append(coords, sv.window)
+			coords = append(coords, sv)
 		default:
-			acceptors = append(acceptors, sv.window)
+			acceptors = append(acceptors, sv)
 		}
 	}
 	r.Leader = roleTraffic(leader, s.load.commits)

@@ -26,3 +26,29 @@ func TestBenchForestBeatsClassic(t *testing.T) {
 		t.Fatalf("forest %.0f ops/s, classic %.0f ops/s: want forest > classic > 0", rf.ThroughputOps, rc.ThroughputOps)
 	}
 }
+
+// TestOpenLoopBenchKeepsItsRate runs the open-loop benchmark below
+// saturation: the ensemble must commit the offered rate, and each role's
+// CPU time per write must include the per-write, per-fsync and idle terms
+// of the model (a server that writes its log pays at least one entry, an
+// idle second's share and a fraction of an fsync per write).
+func TestOpenLoopBenchKeepsItsRate(t *testing.T) {
+	cost := CalibratedCost
+	cost.FsyncCPUUS, cost.CPUPerEntryUS, cost.IdleCPUUSPerSec, cost.SelfMsgsFree = 100, 2, 20000, true
+	o := BenchOptions{Cost: cost, Rate: 2000, WarmupUS: 200_000, MeasureUS: 1_000_000}
+	o.Nodes, o.Classic = 3, true
+	r, err := RunBench(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", r)
+	if r.ThroughputOps < 1800 || r.ThroughputOps > 2200 {
+		t.Fatalf("%.0f writes/s committed at an offered 2,000", r.ThroughputOps)
+	}
+	for role, rt := range map[string]RoleTraffic{"leader": r.Leader, "acceptor": r.Acceptor} {
+		floor := cost.CPUPerEntryUS + cost.IdleCPUUSPerSec/r.ThroughputOps + cost.FsyncCPUUS*rt.Fsyncs
+		if rt.Fsyncs <= 0 || rt.Fsyncs > 1 || rt.CPUUS < floor {
+			t.Errorf("%s: %.2f fsyncs and %.1f µs of CPU per write, want (0, 1] and at least %.1f", role, rt.Fsyncs, rt.CPUUS, floor)
+		}
+	}
+}

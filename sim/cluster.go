@@ -61,6 +61,9 @@ type server struct {
 	// window the messages it received and sent there.
 	windowCPUUS float64
 	window      traffic
+	// owedUS is CPU time spent off the protocol loop (besideLoop) that the
+	// loop has yet to yield its core for.
+	owedUS float64
 	// initial, for a spare, is the configuration that added it (its node
 	// starts from it, with an empty disk).
 	initial *quorum.Config
@@ -184,7 +187,7 @@ func (w hostLogWriter) Write(b []byte) (int, error) {
 // the requests it had not answered.
 func (s *Sim) crash(sv *server) {
 	sv.up, sv.host, sv.tree, sv.inbox, sv.outbox, sv.pending, sv.busy, sv.ss = false, nil, nil, nil, nil, nil, false, nil
-	sv.persisting, sv.synced = nil, false
+	sv.persisting, sv.synced, sv.owedUS = nil, false, 0
 	sv.inc++
 }
 
@@ -235,7 +238,7 @@ func (s *Sim) takeWaiting(sv *server) float64 {
 	sv.inbox = sv.inbox[len(batch):]
 	for _, m := range batch {
 		sv.host.Step(m)
-		cost += s.msgCost(&m)
+		cost += s.recvCost(&m)
 		s.count(sv, &m, false)
 		s.checkNode(sv)
 	}
@@ -252,11 +255,17 @@ func (s *Sim) takeWaiting(sv *server) float64 {
 // first.
 func (s *Sim) pump(sv *server, cost float64) {
 	var out []gpaxos.Message
+	// On shared cores the fsync starts once the loop has had its core,
+	// which is known when the loop's whole CPU time is.
+	var persist *gpaxos.Ready
+	var persistAfter float64
 	take := func() {
 		out = append(out, sv.outbox...)
 		sv.outbox = nil
 	}
 	take()
+	cost += sv.owedUS
+	sv.owedUS = 0
 	for {
 		rd, ok := sv.host.NextReady()
 		take()
@@ -287,10 +296,19 @@ func (s *Sim) pump(sv *server, cost float64) {
 			take()
 			continue
 		}
-		s.startPersist(sv, rd, cost)
+		cost += s.persistCPU(sv, &rd)
+		if s.p.Cost.SharedCores > 0 {
+			persist, persistAfter = &rd, cost
+		} else {
+			s.startPersist(sv, rd, cost)
+		}
 	}
 	for i := range out {
 		cost += s.msgCost(&out[i])
+	}
+	wait := s.onCore(cost)
+	if persist != nil {
+		s.startPersist(sv, *persist, wait+persistAfter)
 	}
 	if cost == 0 && len(out) == 0 {
 		if sv.busy {
@@ -301,7 +319,7 @@ func (s *Sim) pump(sv *server, cost float64) {
 	inc := sv.inc
 	sv.busy = true
 	s.chargeCPU(sv, cost)
-	s.clk.after(int64(cost), func() {
+	s.clk.after(int64(wait+cost), func() {
 		if sv.inc == inc {
 			s.sendAll(sv, out)
 			s.idle(sv)
@@ -326,6 +344,16 @@ func (s *Sim) startPersist(sv *server, rd gpaxos.Ready, after float64) {
 	})
 }
 
+// persistCPU is the CPU time of writing rd to the log (its entries and
+// one fsync) and of applying its entries later; it counts the fsync in
+// sv's window traffic.
+func (s *Sim) persistCPU(sv *server, rd *gpaxos.Ready) float64 {
+	if l := s.load; l != nil && s.clk.now >= l.from && s.clk.now < l.to {
+		sv.window.fsyncs++
+	}
+	return s.p.Cost.FsyncCPUUS + s.p.Cost.CPUPerEntryUS*float64(len(rd.Entries))
+}
+
 // idle ends a busy period of sv: the host sees the tick it missed, if
 // any (a production replica's ticker keeps one), and sv takes the next
 // work.
@@ -345,7 +373,44 @@ func (s *Sim) sendAll(sv *server, ms []gpaxos.Message) {
 	}
 }
 
-// chargeCPU makes sv busy for cost µs from now. Benchmarks count only the
+// onCore takes one of the machine's shared cores for cost µs from the
+// moment the first one is free, and returns how long from now the work
+// waits for it; without shared cores (Cost.SharedCores) every server has
+// its own and nothing waits.
+func (s *Sim) onCore(cost float64) float64 {
+	if s.p.Cost.SharedCores <= 0 || cost <= 0 {
+		return 0
+	}
+	if s.coresFree == nil {
+		s.coresFree = make([]float64, s.p.Cost.SharedCores)
+	}
+	k := 0
+	for i, free := range s.coresFree {
+		if free < s.coresFree[k] {
+			k = i
+		}
+	}
+	start := max(float64(s.clk.now), s.coresFree[k])
+	s.coresFree[k] = start + cost
+	return start - float64(s.clk.now)
+}
+
+// besideLoop charges sv for cost µs of work done off its protocol loop
+// (client handling, timers). The server has one core (its own, or one of
+// the machine's shared ones at a time, as a Go server with GOMAXPROCS=1),
+// so the loop pays for it at its next turn, before its own work.
+func (s *Sim) besideLoop(sv *server, cost float64) {
+	if cost <= 0 {
+		return
+	}
+	sv.owedUS += cost
+	if !sv.busy {
+		s.kick(sv)
+	}
+}
+
+// chargeCPU counts cost µs of CPU time sv spends from now (the caller
+// holds its loop or a core for it). Benchmarks count only the
 // part inside their measured window, so a long step that straddles its end
 // is not counted whole.
 func (s *Sim) chargeCPU(sv *server, cost float64) {
@@ -362,12 +427,14 @@ func (s *Sim) chargeCPU(sv *server, cost float64) {
 type traffic struct {
 	recvMsgs, sentMsgs   int
 	recvBytes, sentBytes int
+	fsyncs               int
 }
 
 // count adds m, received or sent by sv now, to sv's window traffic when
-// now is inside a benchmark's measured window.
+// now is inside a benchmark's measured window. A message to itself is not
+// traffic (the real transport's counters leave it out too).
 func (s *Sim) count(sv *server, m *gpaxos.Message, sent bool) {
-	if l := s.load; l == nil || s.clk.now < l.from || s.clk.now >= l.to {
+	if l := s.load; l == nil || s.clk.now < l.from || s.clk.now >= l.to || m.From == m.To {
 		return
 	}
 	if sent {
@@ -379,7 +446,20 @@ func (s *Sim) count(sv *server, m *gpaxos.Message, sent bool) {
 	}
 }
 
+// recvCost is the CPU time of receiving m: msgCost, with the per-message
+// part CPUPerRecvMsgUS when the model sets it.
+func (s *Sim) recvCost(m *gpaxos.Message) float64 {
+	c := s.msgCost(m)
+	if c > 0 && s.p.Cost.CPUPerRecvMsgUS > 0 {
+		c += s.p.Cost.CPUPerRecvMsgUS - s.p.Cost.CPUPerMsgUS
+	}
+	return c
+}
+
 func (s *Sim) msgCost(m *gpaxos.Message) float64 {
+	if s.p.Cost.SelfMsgsFree && m.From == m.To {
+		return 0
+	}
 	return s.p.Cost.CPUPerMsgUS + s.p.Cost.CPUPerByteUS*float64(m.Size())
 }
 
@@ -684,6 +764,9 @@ func (s *Sim) tickLoop(sv *server) {
 			sv.host.Tick()
 			s.checkNode(sv)
 			s.kick(sv)
+		}
+		if sv.up && s.p.Cost.IdleCPUUSPerSec > 0 {
+			s.besideLoop(sv, s.p.Cost.IdleCPUUSPerSec*float64(s.p.TickUS)/1e6)
 		}
 		s.tickLoop(sv)
 	})

@@ -168,13 +168,45 @@ type Params struct {
 
 // Cost is the simulator's cost model. Every server is a single queue: it
 // processes one batch of received messages at a time, paying CPU time per
-// message and per byte received and sent, then waits for its fsync.
+// message and per byte received and sent, per entry it writes to its log
+// (and later applies) and per fsync, then waits for its fsync. The
+// server a client writes through also pays for handling the request, and
+// every server pays a fixed rate for its timers and runtime.
 type Cost struct {
-	CPUPerMsgUS   float64 `json:"cpu_per_msg_us"`         // per message received or sent
+	CPUPerMsgUS   float64 `json:"cpu_per_msg_us"`         // per message sent, and received unless CPUPerRecvMsgUS
 	CPUPerByteUS  float64 `json:"cpu_per_byte_us"`        // per byte received or sent
 	BandwidthBpUS float64 `json:"bandwidth_bytes_per_us"` // a server's network egress, bytes per µs; 0 = infinite
 	LinkLatencyUS int64   `json:"link_latency_us"`        // added to every remote message
 	FsyncUS       int64   `json:"fsync_us"`               // one fsync of a Ready (bench runs; fault runs draw their own)
+	// CPUPerRecvMsgUS, when positive, is the CPU time per message received
+	// instead of CPUPerMsgUS: a receiver is woken for what it reads, which
+	// costs a real server more than a send.
+	CPUPerRecvMsgUS float64 `json:"cpu_per_recv_msg_us,omitempty"`
+	// FsyncCPUUS is the CPU time of one fsync: the system call and the
+	// hand-off to and from the storage goroutine.
+	FsyncCPUUS float64 `json:"fsync_cpu_us,omitempty"`
+	// CPUPerEntryUS is the CPU time of one entry written to the log and
+	// applied to the data tree.
+	CPUPerEntryUS float64 `json:"cpu_per_entry_us,omitempty"`
+	// CPUPerClientWriteUS is the CPU time of one client write at the
+	// server the client is connected to: reading and decoding the
+	// request, proposing it, encoding and writing the reply.
+	CPUPerClientWriteUS float64 `json:"cpu_per_client_write_us,omitempty"`
+	// IdleCPUUSPerSec is what a server spends per second whatever its
+	// load: its ticker, timers and the Go runtime's background work.
+	IdleCPUUSPerSec float64 `json:"idle_cpu_us_per_sec,omitempty"`
+	// SelfMsgsFree: a message a server sends itself (a leader to its own
+	// group, say) costs no CPU, as the real transport hands it over in
+	// memory. The fault runs' model leaves it false, so that the seeds
+	// they pinned replay as they were found.
+	SelfMsgsFree bool `json:"self_msgs_free,omitempty"`
+	// SharedCores, when positive, puts every server on one machine of that
+	// many cores, as the real runs the model is checked against are: a
+	// server's work waits for a free core, first come first served, and
+	// the load generator takes LoadCPUPerWriteUS of a core per write. 0
+	// gives every server a core of its own.
+	SharedCores       int     `json:"shared_cores,omitempty"`
+	LoadCPUPerWriteUS float64 `json:"load_cpu_per_write_us,omitempty"`
 }
 
 func (p Params) String() string {

@@ -52,6 +52,9 @@ type Sim struct {
 	stats   stats
 	log     io.Writer  // fault log; nil for quiet
 	load    *benchLoad // the benchmark workload, in bench and failover runs
+	// coresFree is when each of the machine's shared cores is next free
+	// (Cost.SharedCores).
+	coresFree []float64
 	// lockers are the session layer's lock clients (sessions.go), lrng
 	// their draws, nextSession the last session id given out.
 	lockers     []*locker
