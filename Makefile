@@ -5,6 +5,7 @@
 GO      ?= go
 BIN     := bin/giraffe
 LAB     := bin/giraffe-lab
+ROLES   ?= /tmp/giraffe-roles.jsonl
 VENV    := .venv
 PY      := $(VENV)/bin/python
 ZKPEER  := ../shared/peers/zookeeper
@@ -20,7 +21,7 @@ NPM     ?= npm
 # binary still builds and serves a page saying to run `make ui`.
 HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
 
-.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-catchup bench-sessions bench-failover bench-failover-bigtree bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
+.PHONY: all build ui setup-browser test-ui ui-screenshots lab run run-standalone test test-go test-ensemble test-sim test-python test-java test-curator vet setup setup-python setup-java setup-curator fuzz sim-long sim-reconfig sim-bench bench-roles bench-vs-zookeeper bench-interleaved bench-etcd bench-open-loop bench-bigtree bench-catchup bench-sessions bench-failover bench-failover-bigtree bench-ensemble bench-primitives bench-zk-tables bench-ns bench-ns-figures bench-hc test-hc-long docker-check clean
 
 all: build
 
@@ -105,6 +106,11 @@ sim-reconfig:
 ## sim-bench: the simulator's calibrated benchmarks over 9 to 1,000 servers (docs/sim/*.csv, *.svg; about 15 minutes).
 sim-bench: lab
 	$(LAB) simbench --out docs/sim
+
+## bench-roles: real servers' CPU per write by role at 3 to 9 servers, the simulator's cost model fitted to it, and its predictions checked (about 10 minutes).
+bench-roles: lab
+	OUT=$(ROLES) scripts/bench-roles.sh "classic-3 classic-5 classic-7 classic-9 forest-9-3-3" "300 1000 3000" 8
+	$(LAB) costmodel --runs $(ROLES)
 
 ## bench-vs-zookeeper: giraffe bench against standalone Giraffe and ZooKeeper 3.9.4 in one run.
 bench-vs-zookeeper:

@@ -21,6 +21,6 @@ func main() {
 		Use:   "giraffe-lab",
 		Short: "Giraffe's laboratory: the simulator, its benchmarks and the lock experiments",
 	}
-	root.AddCommand(newSimCmd(), newSimBenchCmd(), newPrimitivesCmd(), newHCTableCmd(), newNSFiguresCmd())
+	root.AddCommand(newSimCmd(), newSimBenchCmd(), newPrimitivesCmd(), newHCTableCmd(), newNSFiguresCmd(), newCostModelCmd())
 	cli.Run(root)
 }

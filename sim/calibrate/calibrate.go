@@ -15,10 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/giraffe-coord/giraffe/internal/datatree"
 	"github.com/giraffe-coord/giraffe/internal/gpaxos"
 	"github.com/giraffe-coord/giraffe/internal/storage/wal"
 	"github.com/giraffe-coord/giraffe/internal/transport"
+	"github.com/giraffe-coord/giraffe/internal/txn"
 	"github.com/giraffe-coord/giraffe/sim"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // Measurement is one calibration: the fitted cost model and the raw
@@ -31,6 +34,47 @@ type Measurement struct {
 	SmallMsgCPUUS, LargeMsgCPUUS float64
 	// FsyncBatch is the number of 1 KiB records per measured fsync.
 	FsyncBatch int
+}
+
+// EntryCPUUS measures the CPU time of one 1 KiB setData entry on a server's
+// path, without the fsync: encoded, appended to a real log in dir (its
+// writes to the file included), decoded and applied to a data tree.
+func EntryCPUUS(dir string, n int) (float64, error) {
+	tmp, err := os.MkdirTemp(dir, "calibrate-entry-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	l, err := wal.Open(tmp, wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	tree := datatree.New()
+	const session = 1
+	tree.Apply(&txn.Entry{Zxid: 1, Session: session, Timeout: 10000, Op: txn.Op{Kind: txn.KindCreateSession}})
+	create := &txn.Entry{Zxid: 2, Session: session, Op: txn.Op{Kind: txn.KindCreate, OpCode: zkproto.OpCreate, Path: "/calibrate", Data: []byte{}, ACL: zkproto.OpenACLUnsafe}}
+	if res, _ := tree.Apply(create); res.Err != zkproto.OK {
+		return 0, fmt.Errorf("calibrate: creating /calibrate: %v", res.Err)
+	}
+	data := make([]byte, 1024)
+	var buf []byte
+	start := cpuUS()
+	for i := 0; i < n; i++ {
+		e := &txn.Entry{Zxid: int64(i + 3), Session: session, Op: txn.Op{Kind: txn.KindSetData, OpCode: zkproto.OpSetData, Path: "/calibrate", Data: data, Version: -1}}
+		buf = e.Marshal(buf[:0])
+		if err := l.Append(e.Zxid, buf); err != nil {
+			return 0, err
+		}
+		got, err := txn.Unmarshal(buf)
+		if err != nil {
+			return 0, err
+		}
+		if res, _ := tree.Apply(got); res.Err != zkproto.OK {
+			return 0, fmt.Errorf("calibrate: applying a setData: %v", res.Err)
+		}
+	}
+	return (cpuUS() - start) / float64(n), nil
 }
 
 // Run measures the transport with msgs messages of each size and the log
@@ -51,6 +95,9 @@ func Run(dir string, msgs, syncs int) (Measurement, error) {
 	m.Cost.CPUPerMsgUS = max(m.SmallMsgCPUUS-perByte*float64(m.SmallBytes), 0) / 2
 	fs, err := fsyncUS(dir, syncs, m.FsyncBatch)
 	if err != nil {
+		return m, err
+	}
+	if m.Cost.CPUPerEntryUS, err = EntryCPUUS(dir, max(msgs/2, 1000)); err != nil {
 		return m, err
 	}
 	m.Cost.FsyncUS = fs

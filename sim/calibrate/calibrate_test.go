@@ -18,3 +18,16 @@ func TestRunMeasures(t *testing.T) {
 		t.Fatalf("cost %+v: want positive per-byte CPU and fsync", m.Cost)
 	}
 }
+
+// TestEntryCPUUSMeasures measures one entry's log append and apply: a
+// positive figure, below a millisecond.
+func TestEntryCPUUSMeasures(t *testing.T) {
+	us, err := EntryCPUUS(t.TempDir(), 20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%.2f µs per entry", us)
+	if us <= 0 || us > 1000 {
+		t.Fatalf("%.2f µs per entry", us)
+	}
+}
