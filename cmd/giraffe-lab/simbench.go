@@ -28,6 +28,7 @@ func newSimBenchCmd() *cobra.Command {
 		out, sizes         string
 		measureMS          int64
 		trials, maxClassic int
+		bandwidthMbit      float64
 		replot             bool
 	)
 	cmd := &cobra.Command{
@@ -35,12 +36,14 @@ func newSimBenchCmd() *cobra.Command {
 		Short: "Run the simulator's benchmarks over ensemble sizes; write docs/sim's CSV files and plots",
 		Long: `simbench runs the simulator's benchmarks over ensemble sizes and writes what
 docs/benchmarks.md shows: CSV files of write throughput (classic mode beside
-forest configurations), of the global leader's CPU per commit, and of
-failover times, with SVG plots of the first two.
+forest configurations, and the Giraffe paper's t-c shapes), of the global
+leader's CPU per commit, of one synchronous writer's latency over links of
+0.1, 1 and 10 ms, and of failover times, with SVG plots of all but the last.
 
 Every figure comes from sim.RunBench and sim.RunFailover with the calibrated
-cost model (sim.CalibratedCost); runs are deterministic, so the same command
-gives the same files.`,
+cost model (sim.CalibratedCost; --bandwidth-mbit changes its links'
+bandwidth); runs are deterministic, so the same command gives the same
+files.`,
 		Example: `  giraffe-lab simbench --out docs/sim
   giraffe-lab simbench --out docs/sim --replot`,
 		Args: cobra.NoArgs,
@@ -60,9 +63,17 @@ gives the same files.`,
 				}
 				ns = append(ns, n)
 			}
-			throughput(out, ns, measureMS*1000, maxClassic)
-			glCPU(out, measureMS*1000)
-			failover(out, trials)
+			if bandwidthMbit <= 0 {
+				return fmt.Errorf("--bandwidth-mbit must be positive")
+			}
+			cost := sim.CalibratedCost
+			cost.BandwidthBpUS = bandwidthMbit / 8
+			throughput(out, ns, cost, measureMS*1000, maxClassic)
+			paperShapes(out, cost, measureMS*1000)
+			glCPU(out, cost, measureMS*1000)
+			syncLatency(out, cost)
+			failover(out, cost, trials)
+			plotFromCSV(out)
 			return nil
 		},
 	}
@@ -72,6 +83,7 @@ gives the same files.`,
 	f.Int64Var(&measureMS, "measure-ms", 1000, "virtual length of each throughput measurement")
 	f.IntVar(&trials, "trials", 5, "failover trials (seeds) per configuration")
 	f.IntVar(&maxClassic, "max-classic", 500, "largest classic ensemble to run (a classic leader of 1000 servers is hopeless and slow to simulate)")
+	f.Float64Var(&bandwidthMbit, "bandwidth-mbit", 10000, "every server's network bandwidth, Mbit/s (1000: a 1 GbE LAN)")
 	f.BoolVar(&replot, "replot", false, "only redraw the SVG plots from the CSV files in --out")
 	return cmd
 }
@@ -114,14 +126,14 @@ func runAll[I fmt.Stringer, T any](items []I, f func(I) (T, error)) []T {
 	return res
 }
 
-func bench(s members.Shape, measureUS int64) (sim.BenchResult, error) {
+func bench(s members.Shape, cost sim.Cost, measureUS int64) (sim.BenchResult, error) {
 	if s.Classic {
 		// A classic leader of hundreds of servers commits in bursts a few
 		// hundred milliseconds apart (each takes that long to send to
 		// everyone): a longer window averages over several.
 		measureUS *= 3
 	}
-	return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, MeasureUS: measureUS})
+	return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, Cost: cost, MeasureUS: measureUS})
 }
 
 // forestShapes are the forest configurations tried at n servers; the best
@@ -138,7 +150,7 @@ func forestShapes(n int) []members.Shape {
 
 // throughput writes throughput.csv (every run) and throughput.svg (classic
 // and the best forest per size).
-func throughput(out string, ns []int, measureUS int64, maxClassic int) {
+func throughput(out string, ns []int, cost sim.Cost, measureUS int64, maxClassic int) {
 	var shapes []members.Shape
 	for _, n := range ns {
 		if n <= maxClassic {
@@ -146,7 +158,7 @@ func throughput(out string, ns []int, measureUS int64, maxClassic int) {
 		}
 		shapes = append(shapes, forestShapes(n)...)
 	}
-	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, measureUS) })
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, cost, measureUS) })
 	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "latency_p99_ms",
 		"gl_cpu_us_per_commit", "max_cpu_util", "msgs_per_commit", "best_forest_over_classic"}}
 	classic := map[int]float64{}
@@ -176,7 +188,7 @@ func throughput(out string, ns []int, measureUS int64, maxClassic int) {
 
 // glCPU writes glcpu.csv and glcpu.svg: the leader's CPU per commit
 // against the ensemble size, one curve per number of trees.
-func glCPU(out string, measureUS int64) {
+func glCPU(out string, cost sim.Cost, measureUS int64) {
 	ns := []int{30, 50, 100, 190, 300}
 	ts := []int{3, 5, 10}
 	var shapes []members.Shape
@@ -188,7 +200,7 @@ func glCPU(out string, measureUS int64) {
 	for _, n := range ns {
 		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
 	}
-	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, measureUS) })
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, cost, measureUS) })
 	rows := [][]string{{"nodes", "mode", "trees", "gl_cpu_us_per_commit", "throughput_ops", "msgs_per_commit"}}
 	for i, s := range shapes {
 		r := res[i]
@@ -199,7 +211,81 @@ func glCPU(out string, measureUS int64) {
 		rows = append(rows, []string{strconv.Itoa(s.Nodes), mode, strconv.Itoa(r.Trees), f2(r.GLCPUUSPerComm), f0(r.ThroughputOps), f2(r.MsgsPerCommit)})
 	}
 	writeCSV(filepath.Join(out, "glcpu.csv"), rows)
-	plotFromCSV(out)
+}
+
+// paperTC are the forest shapes (trees-children) of the Giraffe paper's
+// Figures 6 to 10, beside which its ZooKeeper ran: classic here.
+var paperTC = [][2]int{{3, 3}, {3, 5}, {7, 7}, {9, 9}}
+
+// paperShapes writes shapes.csv: the write throughput of classic and of
+// each of the paper's shapes at 9 to 190 servers (a shape of t trees
+// needs at least 2t servers), the analogue of its Figure 6.
+func paperShapes(out string, cost sim.Cost, measureUS int64) {
+	var shapes []members.Shape
+	for _, n := range []int{9, 27, 50, 100, 190} {
+		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
+		for _, tc := range paperTC {
+			if tc[0]*2 <= n {
+				shapes = append(shapes, members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]})
+			}
+		}
+	}
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, cost, measureUS) })
+	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "gl_cpu_us_per_commit", "max_cpu_util"}}
+	for i, s := range shapes {
+		r := res[i]
+		rows = append(rows, []string{strconv.Itoa(s.Nodes), modeName(s), strconv.Itoa(s.Trees), strconv.Itoa(s.Children),
+			f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil)})
+	}
+	writeCSV(filepath.Join(out, "shapes.csv"), rows)
+}
+
+// modeName names a shape in the CSV files: classic, or forest-T-C.
+func modeName(s members.Shape) string {
+	if s.Classic {
+		return "classic"
+	}
+	return fmt.Sprintf("forest-%d-%d", s.Trees, s.Children)
+}
+
+// latencyRun is one synchronous-writer run: a shape and a link latency.
+type latencyRun struct {
+	s      members.Shape
+	linkUS int64
+}
+
+func (r latencyRun) String() string { return fmt.Sprintf("%v link %d µs", r.s, r.linkUS) }
+
+// syncLatency writes latency.csv: one synchronous writer, connected to the
+// last server (not the first leader), writing 1 KiB at a time, its median
+// latency against the ensemble's size for classic and the paper's
+// shapes, with every link's latency 0.1, 1 and 10 ms: the analogue of the
+// Giraffe paper's Figure 10 (one synchronous create worker).
+func syncLatency(out string, cost sim.Cost) {
+	var runs []latencyRun
+	for _, link := range []int64{100, 1000, 10000} {
+		for _, n := range []int{3, 9, 27, 50, 100, 190} {
+			runs = append(runs, latencyRun{members.Shape{Nodes: n, Classic: true}, link})
+			for _, tc := range paperTC {
+				if tc[0]*2 <= n {
+					runs = append(runs, latencyRun{members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]}, link})
+				}
+			}
+		}
+	}
+	res := runAll(runs, func(r latencyRun) (sim.BenchResult, error) {
+		c := cost
+		c.LinkLatencyUS = r.linkUS
+		return sim.RunBench(sim.BenchOptions{Shape: r.s, Seed: 1, Cost: c, Outstanding: 1, FirstServer: r.s.Nodes - 1,
+			WarmupUS: 300_000, MeasureUS: 3_000_000})
+	})
+	rows := [][]string{{"link_ms", "nodes", "mode", "trees", "children", "latency_p50_ms", "latency_p99_ms", "throughput_ops"}}
+	for i, r := range runs {
+		b := res[i]
+		rows = append(rows, []string{f1(float64(r.linkUS) / 1000), strconv.Itoa(r.s.Nodes), modeName(r.s), strconv.Itoa(r.s.Trees),
+			strconv.Itoa(r.s.Children), f2(b.LatencyP50MS), f2(b.LatencyP99MS), f0(b.ThroughputOps)})
+	}
+	writeCSV(filepath.Join(out, "latency.csv"), rows)
 }
 
 // plotFromCSV draws throughput.svg (classic and the best forest per size)
@@ -242,6 +328,41 @@ func plotFromCSV(out string) {
 		xys[name] = points(m)
 	}
 	linePlot(filepath.Join(out, "glcpu.svg"), "Global leader CPU per commit (simulated)", "servers", "µs per commit", xys, names)
+	seriesPlot(filepath.Join(out, "shapes.svg"), "Write throughput of the Giraffe paper's shapes (simulated)", "servers", "writes/s",
+		readCSV(filepath.Join(out, "shapes.csv")), func(r map[string]string) string { return r["mode"] }, "throughput_ops")
+	seriesPlot(filepath.Join(out, "latency.svg"), "One synchronous writer's median latency (simulated)", "servers", "ms",
+		readCSV(filepath.Join(out, "latency.csv")), func(r map[string]string) string {
+			if r["mode"] != "classic" && r["mode"] != "forest-3-3" {
+				return ""
+			}
+			return r["mode"] + ", links of " + r["link_ms"] + " ms"
+		}, "latency_p50_ms")
+}
+
+// seriesPlot draws one curve per name (name of a row; "" leaves the row
+// out) of column y against the rows' nodes, in the order names first
+// appear.
+func seriesPlot(path, title, x, y string, rows []map[string]string, name func(map[string]string) string, col string) {
+	series := map[string]map[float64]float64{}
+	var names []string
+	for _, r := range rows {
+		n := name(r)
+		if n == "" {
+			continue
+		}
+		if series[n] == nil {
+			series[n] = map[float64]float64{}
+			names = append(names, n)
+		}
+		if v := num(r[col]); v > 0 {
+			series[n][num(r["nodes"])] = v
+		}
+	}
+	xys := map[string]plotter.XYs{}
+	for n, m := range series {
+		xys[n] = points(m)
+	}
+	linePlot(path, title, x, y, xys, names)
 }
 
 func points(m map[float64]float64) plotter.XYs {
@@ -289,7 +410,7 @@ func readCSV(path string) []map[string]string {
 // failover writes failover.csv: recovery after a crash of the global
 // leader (classic and forest) and of a group coordinator, several seeds
 // each, in heartbeat timeouts.
-func failover(out string, trials int) {
+func failover(out string, cost sim.Cost, trials int) {
 	var runs []failRun
 	for _, n := range []int{9, 27, 50, 100, 190} {
 		for seed := int64(1); seed <= int64(trials); seed++ {
@@ -299,7 +420,7 @@ func failover(out string, trials int) {
 		}
 	}
 	res := runAll(runs, func(r failRun) (sim.FailoverResult, error) {
-		return sim.RunFailover(sim.FailoverOptions{Kill: r.kill, BenchOptions: sim.BenchOptions{Shape: r.s, Seed: r.seed}})
+		return sim.RunFailover(sim.FailoverOptions{Kill: r.kill, BenchOptions: sim.BenchOptions{Shape: r.s, Seed: r.seed, Cost: cost}})
 	})
 	rows := [][]string{{"nodes", "mode", "kill", "seed", "recovery_ms", "heartbeat_timeout_ms", "recovery_timeouts"}}
 	for i, r := range res {
