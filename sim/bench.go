@@ -44,6 +44,10 @@ type BenchOptions struct {
 	// FirstServer is the server (by index) slot 0 writes through; slot i
 	// writes through server (FirstServer+i) mod Nodes.
 	FirstServer int
+	// AtLeader makes every slot write through the first leader, which
+	// pays nothing for client requests: the broadcast in isolation (the
+	// Giraffe paper's Figure 7).
+	AtLeader bool
 	// Rate, when positive, makes the load open-loop instead: writes
 	// arrive at Rate per second in all, Poisson, each through one of
 	// Sessions sessions drawn at random, session i connected to server i
@@ -388,9 +392,16 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	if err != nil {
 		return BenchResult{}, err
 	}
-	if o.Rate > 0 {
+	switch {
+	case o.AtLeader:
+		s.p.Cost.CPUPerClientWriteUS = 0
+		s.startLoad(o.Outstanding, s.leader().idx, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
+		for _, sl := range s.load.slots {
+			sl.server = s.leader().idx
+		}
+	case o.Rate > 0:
 		s.startOpenLoad(o.Rate, o.Sessions, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
-	} else {
+	default:
 		s.startLoad(o.Outstanding, o.FirstServer, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
 	}
 	s.runUntil(s.load.from)

@@ -52,3 +52,26 @@ func TestOpenLoopBenchKeepsItsRate(t *testing.T) {
 		}
 	}
 }
+
+// TestAtLeaderSendsEveryWriteThroughTheLeader runs the broadcast in
+// isolation: no acceptor forwards a client's write, so what acceptors
+// send per write (acknowledgments) is a small part of what they send when
+// clients are spread over the servers.
+func TestAtLeaderSendsEveryWriteThroughTheLeader(t *testing.T) {
+	o := BenchOptions{Outstanding: 200, WarmupUS: 100_000, MeasureUS: 200_000}
+	o.Nodes, o.Classic = 9, true
+	spread, err := RunBench(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AtLeader = true
+	alone, err := RunBench(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("spread %+v\nat the leader %+v", spread.Acceptor, alone.Acceptor)
+	if alone.ThroughputOps <= 0 || alone.Acceptor.SentBytes*3 > spread.Acceptor.SentBytes {
+		t.Fatalf("at the leader: %.0f writes/s, acceptors send %.0f bytes per write against %.0f with clients spread",
+			alone.ThroughputOps, alone.Acceptor.SentBytes, spread.Acceptor.SentBytes)
+	}
+}

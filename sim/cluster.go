@@ -260,6 +260,9 @@ func (s *Sim) pump(sv *server, cost float64) {
 	var persist *gpaxos.Ready
 	var persistAfter float64
 	take := func() {
+		for i := range sv.outbox {
+			s.count(sv, &sv.outbox[i], true)
+		}
 		out = append(out, sv.outbox...)
 		sv.outbox = nil
 	}
@@ -276,10 +279,8 @@ func (s *Sim) pump(sv *server, cost float64) {
 			s.count(sv, &rd.Early[i], true)
 		}
 		out = append(out, rd.Early...)
-		// The Messages are paid for when Persisted sends them.
-		for i := range rd.Messages {
-			s.count(sv, &rd.Messages[i], true)
-		}
+		// The Messages are counted and paid for when Persisted sends them
+		// (through the outbox).
 		if rd.Overlapped {
 			continue
 		}
