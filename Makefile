@@ -103,11 +103,11 @@ sim-long:
 sim-reconfig:
 	SIM_RECONFIG=1 SIM_SEEDS=125 $(GO) test -count=1 -timeout 40m -run TestSeeds ./sim
 
-## sim-bench: the simulator's calibrated benchmarks over 9 to 1,000 servers (docs/sim/*.csv, *.svg; about 15 minutes).
+## sim-bench: the simulator's calibrated benchmarks over 9 to 1,000 servers (docs/sim/*.csv, *.svg; about 5 minutes).
 sim-bench: lab
 	$(LAB) simbench --out docs/sim
 
-## bench-roles: real servers' CPU per write by role at 3 to 9 servers, the simulator's cost model fitted to it, and its predictions checked (about 10 minutes).
+## bench-roles: real servers' CPU per write by role at 3 to 9 servers, the simulator's cost model fitted to it, and its predictions checked (about 4 minutes).
 bench-roles: lab
 	OUT=$(ROLES) scripts/bench-roles.sh "classic-3 classic-5 classic-7 classic-9 forest-9-3-3" "300 1000 3000" 8
 	$(LAB) costmodel --runs $(ROLES)

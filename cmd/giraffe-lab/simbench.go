@@ -36,9 +36,10 @@ func newSimBenchCmd() *cobra.Command {
 		Short: "Run the simulator's benchmarks over ensemble sizes; write docs/sim's CSV files and plots",
 		Long: `simbench runs the simulator's benchmarks over ensemble sizes and writes what
 docs/benchmarks.md shows: CSV files of write throughput (classic mode beside
-forest configurations, and the Giraffe paper's t-c shapes), of the global
-leader's CPU per commit, of one synchronous writer's latency over links of
-0.1, 1 and 10 ms, and of failover times, with SVG plots of all but the last.
+forest configurations, and the Giraffe paper's t-c shapes, with clients
+spread over the servers and at the leader alone), of the global leader's
+CPU per commit, of one synchronous writer's latency over links of 0.1, 1
+and 10 ms, and of failover times, with SVG plots of some.
 
 Every figure comes from sim.RunBench and sim.RunFailover with the calibrated
 cost model (sim.CalibratedCost; --bandwidth-mbit changes its links'
@@ -70,6 +71,7 @@ files.`,
 			cost.BandwidthBpUS = bandwidthMbit / 8
 			throughput(out, ns, cost, measureMS*1000, maxClassic)
 			paperShapes(out, cost, measureMS*1000)
+			broadcast(out, cost, measureMS*1000)
 			glCPU(out, cost, measureMS*1000)
 			syncLatency(out, cost)
 			failover(out, cost, trials)
@@ -240,6 +242,35 @@ func paperShapes(out string, cost sim.Cost, measureUS int64) {
 	writeCSV(filepath.Join(out, "shapes.csv"), rows)
 }
 
+// broadcast writes broadcast.csv: the paper's shapes with every write sent
+// to the global leader, which pays nothing for clients: the atomic
+// broadcast in isolation, the analogue of the Giraffe paper's Figure 7.
+func broadcast(out string, cost sim.Cost, measureUS int64) {
+	var shapes []members.Shape
+	for _, n := range []int{9, 27, 50, 100, 190} {
+		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
+		for _, tc := range paperTC {
+			if tc[0]*2 <= n {
+				shapes = append(shapes, members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]})
+			}
+		}
+	}
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) {
+		m := measureUS
+		if s.Classic {
+			m *= 3 // as bench: a classic leader commits in bursts
+		}
+		return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, Cost: cost, MeasureUS: m, AtLeader: true})
+	})
+	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "gl_cpu_us_per_commit", "max_cpu_util"}}
+	for i, s := range shapes {
+		r := res[i]
+		rows = append(rows, []string{strconv.Itoa(s.Nodes), modeName(s), strconv.Itoa(s.Trees), strconv.Itoa(s.Children),
+			f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil)})
+	}
+	writeCSV(filepath.Join(out, "broadcast.csv"), rows)
+}
+
 // modeName names a shape in the CSV files: classic, or forest-T-C.
 func modeName(s members.Shape) string {
 	if s.Classic {
@@ -408,15 +439,20 @@ func readCSV(path string) []map[string]string {
 }
 
 // failover writes failover.csv: recovery after a crash of the global
-// leader (classic and forest) and of a group coordinator, several seeds
-// each, in heartbeat timeouts.
+// leader (classic and the paper's shapes) and of a group coordinator (the
+// paper's shapes), several seeds each, in heartbeat timeouts: the
+// analogues of the Giraffe paper's Figures 8 and 9.
 func failover(out string, cost sim.Cost, trials int) {
 	var runs []failRun
 	for _, n := range []int{9, 27, 50, 100, 190} {
 		for seed := int64(1); seed <= int64(trials); seed++ {
-			runs = append(runs, failRun{members.Shape{Nodes: n, Classic: true}, "gl", seed},
-				failRun{members.Shape{Nodes: n, Trees: 3, Children: 3}, "gl", seed},
-				failRun{members.Shape{Nodes: n, Trees: 3, Children: 3}, "gc", seed})
+			runs = append(runs, failRun{members.Shape{Nodes: n, Classic: true}, "gl", seed})
+			for _, tc := range paperTC {
+				if tc[0]*2 <= n {
+					s := members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]}
+					runs = append(runs, failRun{s, "gl", seed}, failRun{s, "gc", seed})
+				}
+			}
 		}
 	}
 	res := runAll(runs, func(r failRun) (sim.FailoverResult, error) {
@@ -424,11 +460,7 @@ func failover(out string, cost sim.Cost, trials int) {
 	})
 	rows := [][]string{{"nodes", "mode", "kill", "seed", "recovery_ms", "heartbeat_timeout_ms", "recovery_timeouts"}}
 	for i, r := range res {
-		mode := "forest-3-3"
-		if r.Classic {
-			mode = "classic"
-		}
-		rows = append(rows, []string{strconv.Itoa(r.Nodes), mode, r.Kill, strconv.FormatInt(runs[i].seed, 10),
+		rows = append(rows, []string{strconv.Itoa(r.Nodes), modeName(runs[i].s), r.Kill, strconv.FormatInt(runs[i].seed, 10),
 			f1(r.RecoveryMS), f0(r.TimeoutMS), f2(r.Timeouts)})
 	}
 	writeCSV(filepath.Join(out, "failover.csv"), rows)
