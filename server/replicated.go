@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -448,13 +449,19 @@ func (r *replicated) snapshot() {
 	r.snapDue.taken()
 	idx := gpaxos.Zxid(r.applied.Load())
 	r.snapping.Store(true)
+	// stop waits for it: a server that has stopped writes nothing more
+	// into its directory, which a restart or a tool may take over at once.
+	r.wg.Add(1)
 	go func() {
+		defer r.wg.Done()
 		defer r.snapping.Store(false)
 		if err := r.s.writeSnapshot(w, &buf); err != nil {
 			r.s.log.Error("serializing snapshot", "err", err)
 			return
 		}
-		if err := r.rep.SaveSnapshot(idx, buf.Bytes()); err != nil {
+		if err := r.rep.SaveSnapshot(idx, buf.Bytes()); errors.Is(err, replica.ErrStopped) {
+			return
+		} else if err != nil {
 			r.s.log.Error("saving snapshot", "zxid", fmt.Sprintf("0x%x", uint64(idx)), "err", err)
 			return
 		}
