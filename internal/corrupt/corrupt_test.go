@@ -247,21 +247,19 @@ func checkSnapshotDamage(t *testing.T, dir, snapDir string, member bool) Report 
 	return rep
 }
 
-// checkLogDamage runs the log target on dir and checks that exactly the
-// reported bytes changed, inside the payload of the newest record that
-// writes under /2, whose header checksum holds while its payload's fails.
-func checkLogDamage(t *testing.T, dir, logDir string, member bool) Report {
-	t.Helper()
-	type record struct {
-		wal.Record
-		entry []byte
-	}
-	var newest2 *record
-	all := map[string][]byte{}
-	if err := wal.Records(logDir, func(r wal.Record) error {
-		if all[r.Segment] == nil {
-			all[r.Segment], _ = os.ReadFile(r.Segment)
-		}
+// record2 is a log record that writes under /2, with its txn.Entry.
+type record2 struct {
+	wal.Record
+	entry []byte
+	multi bool
+}
+
+// newestRecordOf2 returns the newest record in logDir that writes under
+// /2 (nil if none), calling each for every record read.
+func newestRecordOf2(logDir string, member bool, each func(wal.Record)) (*record2, error) {
+	var newest *record2
+	err := wal.Records(logDir, func(r wal.Record) error {
+		each(r)
 		entry := r.Payload
 		if member {
 			body, ok := replica.ProposalBody(r.Payload)
@@ -276,11 +274,43 @@ func checkLogDamage(t *testing.T, dir, logDir string, member bool) Report {
 		for _, op := range append([]txn.Op{e.Op}, e.Op.Ops...) {
 			if strings.HasPrefix(op.Path, "/2/") {
 				r.Payload = bytes.Clone(r.Payload)
-				newest2 = &record{r, bytes.Clone(entry)}
+				newest = &record2{r, bytes.Clone(entry), e.Op.Kind == txn.KindMulti}
 			}
 		}
 		return nil
-	}); err != nil {
+	})
+	return newest, err
+}
+
+// waitMultiLogged waits until the log in logDir holds populate's multi.
+// A member answers a write once a quorum holds it, which need not include
+// itself: the member the client wrote through may not have the write in
+// its own log yet, and stopping it then would leave it out.
+func waitMultiLogged(t *testing.T, logDir string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// The log is being written: a torn tail is an error to wait past.
+		if r, err := newestRecordOf2(logDir, true, func(wal.Record) {}); err == nil && r != nil && r.multi {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("populate's multi is not in %s", logDir)
+		}
+	}
+}
+
+// checkLogDamage runs the log target on dir and checks that exactly the
+// reported bytes changed, inside the payload of the newest record that
+// writes under /2, whose header checksum holds while its payload's fails.
+func checkLogDamage(t *testing.T, dir, logDir string, member bool) Report {
+	t.Helper()
+	all := map[string][]byte{}
+	newest2, err := newestRecordOf2(logDir, member, func(r wal.Record) {
+		if all[r.Segment] == nil {
+			all[r.Segment], _ = os.ReadFile(r.Segment)
+		}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if newest2 == nil {
@@ -366,6 +396,7 @@ func TestCorruptMember(t *testing.T) {
 	cfg := server.Config{DataDir: dir}
 	rd := cfg.ReplicaDir()
 	waitSnapshot(t, replica.SnapshotDir(rd))
+	waitMultiLogged(t, replica.LogDir(rd))
 	for _, s := range servers {
 		s.Close()
 	}
