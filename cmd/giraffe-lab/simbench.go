@@ -71,7 +71,6 @@ files.`,
 			cost.BandwidthBpUS = bandwidthMbit / 8
 			throughput(out, ns, cost, measureMS*1000, maxClassic)
 			paperShapes(out, cost, measureMS*1000)
-			broadcast(out, cost, measureMS*1000)
 			glCPU(out, cost, measureMS*1000)
 			syncLatency(out, cost)
 			failover(out, cost, trials)
@@ -219,12 +218,11 @@ func glCPU(out string, cost sim.Cost, measureUS int64) {
 // Figures 6 to 10, beside which its ZooKeeper ran: classic here.
 var paperTC = [][2]int{{3, 3}, {3, 5}, {7, 7}, {9, 9}}
 
-// paperShapes writes shapes.csv: the write throughput of classic and of
-// each of the paper's shapes at 9 to 190 servers (a shape of t trees
-// needs at least 2t servers), the analogue of its Figure 6.
-func paperShapes(out string, cost sim.Cost, measureUS int64) {
+// paperShapeList is classic and each of the paper's shapes at each of ns
+// servers (a shape of t trees needs at least 2t servers).
+func paperShapeList(ns []int) []members.Shape {
 	var shapes []members.Shape
-	for _, n := range []int{9, 27, 50, 100, 190} {
+	for _, n := range ns {
 		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
 		for _, tc := range paperTC {
 			if tc[0]*2 <= n {
@@ -232,43 +230,36 @@ func paperShapes(out string, cost sim.Cost, measureUS int64) {
 			}
 		}
 	}
-	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, cost, measureUS) })
-	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "gl_cpu_us_per_commit", "max_cpu_util"}}
-	for i, s := range shapes {
-		r := res[i]
-		rows = append(rows, []string{strconv.Itoa(s.Nodes), modeName(s), strconv.Itoa(s.Trees), strconv.Itoa(s.Children),
-			f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil)})
-	}
-	writeCSV(filepath.Join(out, "shapes.csv"), rows)
+	return shapes
 }
 
-// broadcast writes broadcast.csv: the paper's shapes with every write sent
-// to the global leader, which pays nothing for clients: the atomic
-// broadcast in isolation, the analogue of the Giraffe paper's Figure 7.
-func broadcast(out string, cost sim.Cost, measureUS int64) {
-	var shapes []members.Shape
-	for _, n := range []int{9, 27, 50, 100, 190} {
-		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
-		for _, tc := range paperTC {
-			if tc[0]*2 <= n {
-				shapes = append(shapes, members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]})
+// paperShapes writes shapes.csv, the write throughput of classic and of
+// each of the paper's shapes at 9 to 190 servers (the analogue of its
+// Figure 6), and broadcast.csv, the same with every write sent to the
+// global leader, which pays nothing for clients: the atomic broadcast in
+// isolation (its Figure 7).
+func paperShapes(out string, cost sim.Cost, measureUS int64) {
+	shapes := paperShapeList([]int{9, 27, 50, 100, 190})
+	for _, atLeader := range []bool{false, true} {
+		res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) {
+			m := measureUS
+			if s.Classic {
+				m *= 3 // as bench: a classic leader commits in bursts
 			}
+			return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, Cost: cost, MeasureUS: m, AtLeader: atLeader})
+		})
+		rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "gl_cpu_us_per_commit", "max_cpu_util"}}
+		for i, s := range shapes {
+			r := res[i]
+			rows = append(rows, []string{strconv.Itoa(s.Nodes), modeName(s), strconv.Itoa(s.Trees), strconv.Itoa(s.Children),
+				f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil)})
 		}
-	}
-	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) {
-		m := measureUS
-		if s.Classic {
-			m *= 3 // as bench: a classic leader commits in bursts
+		name := "shapes.csv"
+		if atLeader {
+			name = "broadcast.csv"
 		}
-		return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, Cost: cost, MeasureUS: m, AtLeader: true})
-	})
-	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "gl_cpu_us_per_commit", "max_cpu_util"}}
-	for i, s := range shapes {
-		r := res[i]
-		rows = append(rows, []string{strconv.Itoa(s.Nodes), modeName(s), strconv.Itoa(s.Trees), strconv.Itoa(s.Children),
-			f0(r.ThroughputOps), f2(r.LatencyP50MS), f2(r.GLCPUUSPerComm), f2(r.MaxCPUUtil)})
+		writeCSV(filepath.Join(out, name), rows)
 	}
-	writeCSV(filepath.Join(out, "broadcast.csv"), rows)
 }
 
 // modeName names a shape in the CSV files: classic, or forest-T-C.
@@ -295,13 +286,8 @@ func (r latencyRun) String() string { return fmt.Sprintf("%v link %d µs", r.s, 
 func syncLatency(out string, cost sim.Cost) {
 	var runs []latencyRun
 	for _, link := range []int64{100, 1000, 10000} {
-		for _, n := range []int{3, 9, 27, 50, 100, 190} {
-			runs = append(runs, latencyRun{members.Shape{Nodes: n, Classic: true}, link})
-			for _, tc := range paperTC {
-				if tc[0]*2 <= n {
-					runs = append(runs, latencyRun{members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]}, link})
-				}
-			}
+		for _, s := range paperShapeList([]int{3, 9, 27, 50, 100, 190}) {
+			runs = append(runs, latencyRun{s, link})
 		}
 	}
 	res := runAll(runs, func(r latencyRun) (sim.BenchResult, error) {
@@ -444,14 +430,11 @@ func readCSV(path string) []map[string]string {
 // analogues of the Giraffe paper's Figures 8 and 9.
 func failover(out string, cost sim.Cost, trials int) {
 	var runs []failRun
-	for _, n := range []int{9, 27, 50, 100, 190} {
+	for _, s := range paperShapeList([]int{9, 27, 50, 100, 190}) {
 		for seed := int64(1); seed <= int64(trials); seed++ {
-			runs = append(runs, failRun{members.Shape{Nodes: n, Classic: true}, "gl", seed})
-			for _, tc := range paperTC {
-				if tc[0]*2 <= n {
-					s := members.Shape{Nodes: n, Trees: tc[0], Children: tc[1]}
-					runs = append(runs, failRun{s, "gl", seed}, failRun{s, "gc", seed})
-				}
+			runs = append(runs, failRun{s, "gl", seed})
+			if !s.Classic {
+				runs = append(runs, failRun{s, "gc", seed})
 			}
 		}
 	}

@@ -40,16 +40,11 @@ type Measurement struct {
 // path, without the fsync: encoded, appended to a real log in dir (its
 // writes to the file included), decoded and applied to a data tree.
 func EntryCPUUS(dir string, n int) (float64, error) {
-	tmp, err := os.MkdirTemp(dir, "calibrate-entry-")
+	l, done, err := tempLog(dir)
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(tmp)
-	l, err := wal.Open(tmp, wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
+	defer done()
 	tree := datatree.New()
 	const session = 1
 	tree.Apply(&txn.Entry{Zxid: 1, Session: session, Timeout: 10000, Op: txn.Op{Kind: txn.KindCreateSession}})
@@ -180,16 +175,11 @@ func transportCPU(n, payload int) (float64, error) {
 // fsyncUS appends batches of 1 KiB records to a real log in dir, syncing
 // after each, and returns the median µs of one append+sync.
 func fsyncUS(dir string, n, batch int) (int64, error) {
-	tmp, err := os.MkdirTemp(dir, "calibrate-wal-")
+	l, done, err := tempLog(dir)
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(tmp)
-	l, err := wal.Open(tmp, wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
+	defer done()
 	rec := make([]byte, 1024)
 	var z int64
 	times := make([]time.Duration, 0, n)
@@ -208,4 +198,19 @@ func fsyncUS(dir string, n, batch int) (int64, error) {
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	return times[len(times)/2].Microseconds(), nil
+}
+
+// tempLog opens a write-ahead log in a new directory under dir; done
+// closes it and removes the directory.
+func tempLog(dir string) (l *wal.Log, done func(), err error) {
+	tmp, err := os.MkdirTemp(dir, "calibrate-wal-")
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err = wal.Open(tmp, wal.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	return l, func() { l.Close(); os.RemoveAll(tmp) }, nil
 }
