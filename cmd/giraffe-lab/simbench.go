@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -499,6 +500,8 @@ func linePlot(path, title, x, y string, series map[string]plotter.XYs, order []s
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true
+	// Room above the curves for the legend (the axis is logarithmic).
+	p.Y.Max *= math.Pow(10, 0.25*float64(len(order)))
 	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
 		log.Fatal(err)
 	}
