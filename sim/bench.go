@@ -293,6 +293,9 @@ func (o *BenchOptions) defaults() {
 	if o.Sessions <= 0 {
 		o.Sessions = 8
 	}
+	if o.AtLeader {
+		o.Cost.CPUPerClientWriteUS = 0 // the broadcast alone: no clients to serve
+	}
 }
 
 // newBenchSim builds a fault-free simulation and runs it until a leader
@@ -352,16 +355,23 @@ func (s *Sim) settled() bool {
 	return true
 }
 
-// startLoad starts the closed-loop workload with n slots spread over the
-// up servers, measuring from now+warmup for measure µs.
-func (s *Sim) startLoad(n, first, payload int, warmup, measure, retry int64) {
+// startLoad starts the closed-loop workload with n slots, slot i writing
+// through server serverOf(i) (by index), measuring from now+warmup for
+// measure µs.
+func (s *Sim) startLoad(n int, serverOf func(i int) int, payload int, warmup, measure, retry int64) {
 	s.load = &benchLoad{payload: payload, retryUS: retry, from: s.clk.now + warmup, to: s.clk.now + warmup + measure,
 		seen: map[gpaxos.Zxid]bool{}}
 	for i := 0; i < n; i++ {
-		sl := &benchSlot{id: i, server: (first + i) % len(s.servers)}
+		sl := &benchSlot{id: i, server: serverOf(i)}
 		s.load.slots = append(s.load.slots, sl)
 		s.clk.after(int64(i)%1000, func() { s.benchIssue(sl) })
 	}
+}
+
+// spread is startLoad's slot placement from server first on: slot i
+// writes through server (first+i) mod N.
+func (s *Sim) spread(first int) func(i int) int {
+	return func(i int) int { return (first + i) % len(s.servers) }
 }
 
 // startOpenLoad starts the open-loop workload: writes arriving at rate
@@ -394,15 +404,12 @@ func RunBench(o BenchOptions) (BenchResult, error) {
 	}
 	switch {
 	case o.AtLeader:
-		s.p.Cost.CPUPerClientWriteUS = 0
-		s.startLoad(o.Outstanding, s.leader().idx, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
-		for _, sl := range s.load.slots {
-			sl.server = s.leader().idx
-		}
+		leader := s.leader().idx
+		s.startLoad(o.Outstanding, func(int) int { return leader }, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
 	case o.Rate > 0:
 		s.startOpenLoad(o.Rate, o.Sessions, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
 	default:
-		s.startLoad(o.Outstanding, o.FirstServer, o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
+		s.startLoad(o.Outstanding, s.spread(o.FirstServer), o.PayloadBytes, o.WarmupUS, o.MeasureUS, o.RetryUS)
 	}
 	s.runUntil(s.load.from)
 	msgs0 := s.stats.msgs

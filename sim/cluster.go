@@ -256,7 +256,9 @@ func (s *Sim) takeWaiting(sv *server) float64 {
 func (s *Sim) pump(sv *server, cost float64) {
 	var out []gpaxos.Message
 	// On shared cores the fsync starts once the loop has had its core,
-	// which is known when the loop's whole CPU time is.
+	// which is known when the loop's whole CPU time is. With a core per
+	// server it starts where the Ready is taken, as it always has, so that
+	// the fault runs' events keep their order and their seeds replay.
 	var persist *gpaxos.Ready
 	var persistAfter float64
 	take := func() {

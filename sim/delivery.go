@@ -79,7 +79,7 @@ func RunDelivery(o DeliveryOptions) (DeliveryResult, error) {
 	}
 	r := DeliveryResult{Nodes: s.p.Nodes, Trees: s.p.Trees, Children: s.p.Children, Kill: o.Kill,
 		StallMS: float64(s.p.TickUS*int64(s.p.HeartbeatTicks)) / 1000}
-	s.startLoad(o.Outstanding, o.FirstServer, o.PayloadBytes, 0, 1<<50, o.RetryUS)
+	s.startLoad(o.Outstanding, s.spread(o.FirstServer), o.PayloadBytes, 0, 1<<50, o.RetryUS)
 	s.runUntil(s.clk.now + 300_000)
 	gl := s.leader()
 	if gl == nil || !s.settled() {

@@ -51,7 +51,7 @@ func RunFailover(o FailoverOptions) (FailoverResult, error) {
 	if err != nil {
 		return FailoverResult{}, err
 	}
-	s.startLoad(o.Outstanding, o.FirstServer, o.PayloadBytes, 0, 1<<50, o.RetryUS)
+	s.startLoad(o.Outstanding, s.spread(o.FirstServer), o.PayloadBytes, 0, 1<<50, o.RetryUS)
 	s.runUntil(s.clk.now + 300_000)
 	gl := s.leader()
 	if gl == nil || !s.settled() {
