@@ -1,8 +1,12 @@
-// Package calibrate measures the simulator's cost model on the real code:
-// the CPU time the peer transport spends per message and per byte (encode,
-// write, read and decode over loopback TCP) and the latency of one fsync of
-// a batch in the write-ahead log. `giraffe-lab sim --calibrate` prints the
-// result; sim.CalibratedCost holds the figures recorded in
+// Package calibrate measures the simulator's cost model on the real code.
+// In process: the CPU time the peer transport spends per message and per
+// byte (encode, write, read and decode over loopback TCP), the CPU time of
+// one entry through the log and the data tree, and the latency of one
+// fsync of a batch in the write-ahead log (`giraffe-lab sim --calibrate`).
+// On real servers: the model's other CPU terms fitted to what
+// scripts/bench-roles.sh measured, and the simulator's per-role
+// predictions checked against it (FitRoles, ValidateRoles; `giraffe-lab
+// costmodel`). sim.CalibratedCost holds the figures recorded in
 // docs/benchmarks.md.
 package calibrate
 

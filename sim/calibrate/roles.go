@@ -71,15 +71,14 @@ func ReadRoleRuns(r io.Reader) ([]RoleRun, error) {
 // roleTerms are the cost model's CPU terms, in the order of the fit's
 // columns: what one server did that each costs it.
 var roleTerms = []struct {
-	name  string
 	count func(RoleRun) float64
 	set   func(*sim.Cost, float64)
 }{
-	{"idle (per second)", func(r RoleRun) float64 { return r.Seconds }, func(c *sim.Cost, v float64) { c.IdleCPUUSPerSec = v }},
-	{"fsync", func(r RoleRun) float64 { return r.Fsyncs }, func(c *sim.Cost, v float64) { c.FsyncCPUUS = v }},
-	{"client write", func(r RoleRun) float64 { return r.ClientWrites }, func(c *sim.Cost, v float64) { c.CPUPerClientWriteUS = v }},
-	{"peer message sent", func(r RoleRun) float64 { return r.MsgsSent }, func(c *sim.Cost, v float64) { c.CPUPerMsgUS = v }},
-	{"peer message received", func(r RoleRun) float64 { return r.MsgsRecv }, func(c *sim.Cost, v float64) { c.CPUPerRecvMsgUS = v }},
+	{func(r RoleRun) float64 { return r.Seconds }, func(c *sim.Cost, v float64) { c.IdleCPUUSPerSec = v }},
+	{func(r RoleRun) float64 { return r.Fsyncs }, func(c *sim.Cost, v float64) { c.FsyncCPUUS = v }},
+	{func(r RoleRun) float64 { return r.ClientWrites }, func(c *sim.Cost, v float64) { c.CPUPerClientWriteUS = v }},
+	{func(r RoleRun) float64 { return r.MsgsSent }, func(c *sim.Cost, v float64) { c.CPUPerMsgUS = v }},
+	{func(r RoleRun) float64 { return r.MsgsRecv }, func(c *sim.Cost, v float64) { c.CPUPerRecvMsgUS = v }},
 }
 
 // FitRoles fits the cost model's CPU terms to real servers' CPU time: the
