@@ -128,14 +128,16 @@ func runAll[I fmt.Stringer, T any](items []I, f func(I) (T, error)) []T {
 	return res
 }
 
-func bench(s members.Shape, cost sim.Cost, measureUS int64) (sim.BenchResult, error) {
-	if s.Classic {
+// bench runs one throughput benchmark of seed 1.
+func bench(o sim.BenchOptions) (sim.BenchResult, error) {
+	if o.Classic {
 		// A classic leader of hundreds of servers commits in bursts a few
 		// hundred milliseconds apart (each takes that long to send to
 		// everyone): a longer window averages over several.
-		measureUS *= 3
+		o.MeasureUS *= 3
 	}
-	return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, Cost: cost, MeasureUS: measureUS})
+	o.Seed = 1
+	return sim.RunBench(o)
 }
 
 // forestShapes are the forest configurations tried at n servers; the best
@@ -160,7 +162,9 @@ func throughput(out string, ns []int, cost sim.Cost, measureUS int64, maxClassic
 		}
 		shapes = append(shapes, forestShapes(n)...)
 	}
-	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, cost, measureUS) })
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) {
+		return bench(sim.BenchOptions{Shape: s, Cost: cost, MeasureUS: measureUS})
+	})
 	rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "latency_p99_ms",
 		"gl_cpu_us_per_commit", "max_cpu_util", "msgs_per_commit", "best_forest_over_classic"}}
 	classic := map[int]float64{}
@@ -202,7 +206,9 @@ func glCPU(out string, cost sim.Cost, measureUS int64) {
 	for _, n := range ns {
 		shapes = append(shapes, members.Shape{Nodes: n, Classic: true})
 	}
-	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) { return bench(s, cost, measureUS) })
+	res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) {
+		return bench(sim.BenchOptions{Shape: s, Cost: cost, MeasureUS: measureUS})
+	})
 	rows := [][]string{{"nodes", "mode", "trees", "gl_cpu_us_per_commit", "throughput_ops", "msgs_per_commit"}}
 	for i, s := range shapes {
 		r := res[i]
@@ -243,11 +249,7 @@ func paperShapes(out string, cost sim.Cost, measureUS int64) {
 	shapes := paperShapeList([]int{9, 27, 50, 100, 190})
 	for _, atLeader := range []bool{false, true} {
 		res := runAll(shapes, func(s members.Shape) (sim.BenchResult, error) {
-			m := measureUS
-			if s.Classic {
-				m *= 3 // as bench: a classic leader commits in bursts
-			}
-			return sim.RunBench(sim.BenchOptions{Shape: s, Seed: 1, Cost: cost, MeasureUS: m, AtLeader: atLeader})
+			return bench(sim.BenchOptions{Shape: s, Cost: cost, MeasureUS: measureUS, AtLeader: atLeader})
 		})
 		rows := [][]string{{"nodes", "mode", "trees", "children", "throughput_ops", "latency_p50_ms", "gl_cpu_us_per_commit", "max_cpu_util"}}
 		for i, s := range shapes {
