@@ -144,19 +144,14 @@ func TestInProcessEnsembleReplicates(t *testing.T) {
 			// need not include every server: the last may still be
 			// writing it.
 			for i, s := range srvs {
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				waitFor(t, fmt.Sprintf("server %d to log at least 101 entries", i+1), func() bool {
 					var m dto.Metric
 					if err := s.metrics.batchSize.Write(&m); err != nil {
 						t.Fatal(err)
 					}
 					h := m.GetHistogram()
-					if h.GetSampleCount() > 0 && h.GetSampleSum() >= 101 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("server %d: fsync batches %d, entries %v; want at least 101 entries", i+1, h.GetSampleCount(), h.GetSampleSum())
-					}
-				}
+					return h.GetSampleCount() > 0 && h.GetSampleSum() >= 101
+				})
 			}
 		})
 	}
