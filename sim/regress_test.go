@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -137,36 +136,8 @@ var regressions = []struct {
 		"liveness: group 1 was [8 11 12] in the newest configuration, but 8 and 11 ran under older ones that left 12 out; 12 won the group, and 8 and 11 followed it without counting it as heard, so an election timeout later 11 campaigned, 8 granted it, and 11 took the role back before 12's snapshot (473 ms to send) reached it, up to group epoch 101, with no commits once healed; a group append now carries its coordinator's configuration zxid, and a member counts a coordinator of a newer configuration as heard", 0, seedChanges, withSlowSnapshots},
 	{topology{"forest-9-3-3", 9, 3, 3, false}, 911111, true,
 		"liveness: as seed 911425 in group 0: the coordinator role changed hands up to group epoch 94 and member 11 never caught up", 0, seedChanges, withSlowSnapshots},
-}
-
-// openBugs are seeds the sweep found failing whose bug is not fixed yet.
-// TestOpenBugs runs them when SIM_OPEN_BUGS=1 and wants them to pass; once
-// one does, it moves to regressions with what was wrong and the fix.
-// TestOpenBugs runs them when SIM_OPEN_BUGS=1 and wants them to pass; once
-// one does, it moves to regressions with what was wrong and the fix.
-// TestOpenBugs runs them when SIM_OPEN_BUGS=1 and wants them to pass; once
-// one does, it moves to regressions with what was wrong and the fix.
-// TestOpenBugs runs them when SIM_OPEN_BUGS=1 and wants them to pass; once
-// one does, it moves to regressions with what was wrong and the fix.
-var openBugs = []struct {
-	tp   topology
-	seed int64
-	bug  string
-}{
-	{topology{"forest-27-3-3", 27, 3, 3, false}, 922229,
-		"liveness, not converged after the heal (12 configuration changes as drawn): group 1 of the newest configuration [2 5 11 14 17 20 23 26] stays behind; 5, 11 and 14 follow 8, removed by that configuration and coordinating under an older one at epoch 6, and have promised epoch 25, above the leader's 13; 2, 17 and 23 stay at epoch 3 under older configurations; the leader commits with 20 and 26. It fails on e99b1bf too, before the newer-configuration heard rule"},
-}
-
-// TestOpenBugs replays the open bugs' seeds (SIM_OPEN_BUGS=1).
-func TestOpenBugs(t *testing.T) {
-	for _, b := range openBugs {
-		t.Run(b.tp.name, func(t *testing.T) {
-			if os.Getenv("SIM_OPEN_BUGS") != "1" {
-				t.Skipf("seed %d, open: %s", b.seed, b.bug)
-			}
-			runOpts(t, b.tp, Options{Seed: b.seed, Swarm: true})
-		})
-	}
+	{topology{"forest-27-3-3", 27, 3, 3, false}, 922229, true,
+		"liveness: group 1 of the newest configuration was [2 5 11 14 17 20 23 26], and only 20 and 26 held it; 5, 11, 14, 17 and 23 missed the removal of 8 and heard it as their coordinator, which ran for leader under its old configuration every election timeout, refused by the coordinators in force (so never caught up) but promised by them, up to epoch 25 against the leader's 13; they refused 20's pre-votes while they heard 8, and group 1 never converged; a member now grants the pre-vote of a member whose configuration is newer than its own and than the one its coordinator names", 0, seedChanges, withSlowSnapshots},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -64,7 +64,8 @@ func (n *Node) handleGroupPreElect(m Message) {
 	// pre-vote: two members pre-voting in turn would refuse each other.
 	silent := n.gc == nil && n.tick-n.heardCoord >= int64(n.cfg.ElectionTicks)
 	member := slices.Contains(n.members(), m.From) || n.newerConfigMember(m)
-	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch && (coord == None || coord == m.From || silent) &&
+	grant := member && n.mayVote() && m.GroupEpoch > n.hs.GroupEpoch &&
+		(coord == None || coord == m.From || silent || n.coordinatorOutdated(m)) &&
 		(n.upToDate(m.Current, m.Last) || n.removedAhead(m))
 	ack := Message{Type: MsgGroupPreElectAck, To: m.From, Group: n.group, GroupEpoch: m.GroupEpoch, Reject: !grant}
 	if !grant {
@@ -78,6 +79,37 @@ func (n *Node) handleGroupPreElect(m Message) {
 		ack.Coord = coord
 	}
 	n.send(ack)
+}
+
+// coordinatorOutdated reports whether a pre-vote's sender runs under a
+// newer configuration than both this member and the coordinator it
+// follows (as that coordinator last named its configuration): the
+// coordinator missed changes the sender holds, perhaps the one that
+// removed it. Such a coordinator is still heard by members that missed
+// the same changes (their configuration puts it in their group), and it
+// may keep running for leader under its old configuration, each time
+// drawing from them promises above the epoch of the leader in force, so
+// that they can accept nothing the leader sends; the coordinators of the
+// configuration in force refuse it, so it never learns of its removal.
+// Its members, refusing every pre-vote while they hear it, would keep the
+// group away from the configuration in force for good. A pre-vote is only
+// sent by a member that no longer hears its coordinator, and in a group
+// whose coordinator relays every change its members hold, no member runs
+// under a newer configuration than its coordinator: this grants nothing
+// there, nor while this member has had no append from its coordinator
+// to know its configuration by.
+func (n *Node) coordinatorOutdated(m Message) bool {
+	c := n.coordConf
+	known := c.coord == n.hs.Coordinator && c.ge == n.hs.GroupEpoch
+	return known && m.Zxid > c.conf && m.Zxid > n.confZxid
+}
+
+// coordConfig is the configuration (its entry's zxid) a coordinator named
+// in a group append under a group epoch.
+type coordConfig struct {
+	coord ID
+	ge    uint64
+	conf  Zxid
 }
 
 // upToDate reports whether a history (its Current epoch, then its last

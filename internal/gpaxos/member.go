@@ -65,6 +65,7 @@ func (n *Node) handleGroupAppend(m Message) {
 	// A group append names its coordinator's configuration (m.Zxid) and
 	// history (m.Epoch).
 	n.followCoordinator(m.GroupEpoch, m.Coord, n.newerConfig(m.Zxid, m.Epoch))
+	n.coordConf = coordConfig{coord: m.Coord, ge: m.GroupEpoch, conf: m.Zxid}
 	n.treeDown = m.Down
 	if len(m.GCs) > 0 {
 		n.gcTable = m.GCs

@@ -58,7 +58,10 @@ type Node struct {
 	heardGC int64 // tick at which the coordinator was last heard, or a candidacy of this server ended
 	// heardCoord is the tick at which the coordinator this server follows
 	// was last heard; unlike heardGC, its own candidacies do not move it.
-	heardCoord  int64
+	heardCoord int64
+	// coordConf is the configuration a coordinator last named in a group
+	// append to this server.
+	coordConf   coordConfig
 	treeDown    []ID   // the coordinator's down list, for forwarding
 	gcTable     []ID   // the GL's coordinators, learned from appends
 	catchup     pacer  // catch-up requests
