@@ -17,18 +17,19 @@ const TrashSuffix = ".trash"
 
 // removeStep and removePause pace RemoveGradually.
 const (
-	removeStep  = 64 << 20
-	removePause = 100 * time.Millisecond
+	removeStep  = 4 << 20
+	removePause = 10 * time.Millisecond
 )
 
 // RemoveGradually deletes path a step at a time: it shortens the file by
-// 64 MiB, pauses a tenth of a second, and so on, then unlinks it. A file
-// system that discards freed blocks when its journal commits (ext4
-// mounted with discard) makes every fsync that waits for that commit wait
-// for the discard of everything freed since the one before: a gigabyte
-// deleted at once holds a log's fsync for hundreds of milliseconds, a
-// step at a time for a few. The steps are not synced; the journal's own
-// commits, and the log's, carry them. A file of 1 GB takes 1.6 s.
+// 4 MiB, pauses 10 ms, and so on, then unlinks it. A file system that
+// discards freed blocks when its journal commits (ext4 mounted with
+// discard) makes every fsync that waits for that commit wait for the
+// discard of everything freed since the one before: a gigabyte deleted at
+// once holds a log's fsync for hundreds of milliseconds, and even one
+// log segment deleted at once sets the tail of a write's latency. The
+// steps are not synced; the journal's own commits, and the log's, carry
+// them. A file of 1 GB takes 2.5 s, far faster than a log fills.
 func RemoveGradually(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
