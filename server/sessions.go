@@ -33,6 +33,13 @@ func (s *Server) touchListed(body []byte, now time.Time) {
 	}
 }
 
+// expiryChunk is how many expiries the leader has in flight at once. A
+// mass expiry (thousands of clients gone together, each session with its
+// ephemerals) goes through the log a chunk at a time, each chunk once the
+// one before is applied, so that the clients' writes interleave with it
+// instead of waiting behind all of it.
+const expiryChunk = 128
+
 // expiryLoop closes sessions whose clients have gone silent for longer
 // than their timeout, through the log. In an ensemble only the leader
 // expires, when sessions.Expiry allows it.
@@ -65,13 +72,61 @@ func (s *Server) expiryLoop() {
 					continue
 				}
 			}
-			for _, id := range s.sessions.Expired(now) {
-				s.log.Info("session expired", "session", sessionHex(id))
-				s.metrics.sessionsExpired.Inc()
-				s.expireSession(id, ensemble, decidedAt)
+			if !s.expireAll(s.sessions.Expired(now), ensemble, decidedAt, period) {
+				return
 			}
 		}
 	}
+}
+
+// expireAll submits the expiries of ids, decided at decidedAt, a chunk
+// (expiryChunk) at a time, each once the one before has been applied or
+// abandoned, or after patience if it has not. Submitted later than
+// decided, an expiry is still checked against the moves of its session
+// since decidedAt and against its epoch (expireSession). It returns false
+// when the server stops meanwhile.
+func (s *Server) expireAll(ids []int64, ensemble bool, decidedAt uint64, patience time.Duration) bool {
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), expiryChunk)]
+		ids = ids[len(chunk):]
+		left := make(chan struct{}, len(chunk))
+		resolved := func() {
+			select {
+			case left <- struct{}{}:
+			default: // never block the applier
+			}
+		}
+		for _, id := range chunk {
+			s.log.Info("session expired", "session", sessionHex(id))
+			s.metrics.sessionsExpired.Inc()
+			if !s.expireSession(id, ensemble, decidedAt, resolved) {
+				resolved()
+			}
+		}
+		if len(ids) == 0 {
+			return true
+		}
+		timeout := time.NewTimer(patience)
+		for n := 0; n < len(chunk); n++ {
+			select {
+			case <-left:
+			case <-timeout.C:
+				n = len(chunk)
+			case <-s.done:
+				timeout.Stop()
+				return false
+			}
+		}
+		timeout.Stop()
+		if rp, ok := s.pipe.(*replicated); ok && rp.rep.Status().Role != replica.RoleLeader {
+			// No longer the leader: the new one decides for itself.
+			for _, id := range ids {
+				s.sessions.UnmarkClosing(id)
+			}
+			return true
+		}
+	}
+	return true
 }
 
 // expireSession submits the entry that ends session id, expired by this
@@ -80,10 +135,16 @@ func (s *Server) expiryLoop() {
 // The entry takes effect only if it commits in that epoch and after no
 // later move of the session (sessions.Owners.ExpiryCounts); otherwise, as
 // when the proposal is abandoned, the session may be expired again.
-func (s *Server) expireSession(id int64, ensemble bool, decidedAt uint64) bool {
+// resolved runs once the entry has been applied or abandoned.
+func (s *Server) expireSession(id int64, ensemble bool, decidedAt uint64, resolved func()) bool {
 	e := &txn.Entry{Session: id, Op: txn.Op{Kind: txn.KindCloseSession}}
-	return s.pipe.submit(&proposal{entry: e, expiry: ensemble, decidedAt: decidedAt, abandoned: func() { s.sessions.UnmarkClosing(id) },
+	return s.pipe.submit(&proposal{entry: e, expiry: ensemble, decidedAt: decidedAt,
+		abandoned: func() {
+			s.sessions.UnmarkClosing(id)
+			resolved()
+		},
 		applied: func(res txn.Result, e *txn.Entry) {
+			defer resolved()
 			if e == nil {
 				s.sessions.UnmarkClosing(id) // decided in another epoch than it committed in
 				return

@@ -17,6 +17,7 @@ import (
 	"github.com/giraffe-coord/giraffe/internal/members"
 	"github.com/giraffe-coord/giraffe/itest"
 	"github.com/giraffe-coord/giraffe/server"
+	"github.com/giraffe-coord/giraffe/zkproto"
 )
 
 // target is what a test talks to: an in-process standalone server, or,
@@ -90,6 +91,7 @@ func startEnsemble(t *testing.T, shape string, cfg server.Config) target {
 		"4lw.commands.whitelist=" + strings.Join(cfg.FourLetterWords, ","),
 		fmt.Sprintf("znode.container.checkIntervalMs=%d", cfg.ContainerCheckInterval.Milliseconds()),
 		fmt.Sprintf("extendedTypesEnabled=%v", cfg.ExtendedTypes),
+		fmt.Sprintf("maxClientCnxns=%d", cfg.MaxClientCnxns),
 	}
 	if cfg.SuperDigest != "" {
 		extra = append(extra, "superDigest="+cfg.SuperDigest)
@@ -405,6 +407,40 @@ func TestSessionExpiryAndReconnect(t *testing.T) {
 	if ok, _, _ := watcher.Exists("/e2"); !ok {
 		t.Fatal("ephemeral lost across a reconnect")
 	}
+}
+
+// TestMassExpiryDeletesEveryEphemeral drops 400 sessions at once, each
+// holding an ephemeral, without closing them: the server expires them in
+// chunks, each once the one before is applied, and every ephemeral goes.
+func TestMassExpiryDeletesEveryEphemeral(t *testing.T) {
+	s := startTarget(t, func(c *server.Config) { c.MaxClientCnxns = 0 })
+	c, _ := connect(t, s.Addr().String())
+	must(c.Create("/mass", nil, 0, zk.WorldACL(zk.PermAll)))
+	const n = 400
+	raws := make([]*itest.Raw, 0, n)
+	for i := range n {
+		r, err := itest.DialRaw(s.Addr().String(), 1000, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		call(t, r, zkproto.OpCreate, &zkproto.CreateRequest{Path: fmt.Sprintf("/mass/e%d", i), ACL: zkproto.OpenACLUnsafe,
+			Flags: zkproto.ModeEphemeral}, nil, zkproto.OK)
+		raws = append(raws, r)
+	}
+	if _, err := c.Sync("/mass"); err != nil {
+		t.Fatal(err)
+	}
+	if kids, _, err := c.Children("/mass"); err != nil || len(kids) != n {
+		t.Fatalf("%d ephemerals before the drop (%v), want %d", len(kids), err, n)
+	}
+	for _, r := range raws {
+		r.Close() // no closeSession: the sessions expire
+	}
+	waitFor(t, "every ephemeral expired", func() bool {
+		kids, _, err := c.Children("/mass")
+		return err == nil && len(kids) == 0
+	})
 }
 
 func TestFourLetterWords(t *testing.T) {
