@@ -230,16 +230,50 @@ func (s *Sim) expiryLoop(sv *server, inc int) {
 			now := simClock{s}.Now()
 			if sv.ss.expiry.Due(sv.ss.tracker, now, sessions.Status{Leader: st.Leader,
 				Epoch: uint64(st.HardState.Current), Commit: uint64(st.HardState.Commit), Applied: uint64(sv.applied)}) {
-				for _, id := range sv.ss.tracker.Expired(now) {
-					s.stats.sessionsExpired++
-					s.note("server %d: session %d expired", sv.id, id)
-					e := txn.Entry{Session: id, Time: s.clk.now / 1000, Op: txn.Op{Kind: txn.KindCloseSession}}
-					s.proposeBody(sv, &sessionReq{kind: reqExpire, session: id, start: s.clk.now},
-						e.Marshal(sessions.AppendExpiry([]byte{sessExpiryMagic}, s.decidedAt(sv, st))))
-				}
+				s.expireAll(sv, inc, sv.ss.tracker.Expired(now), s.decidedAt(sv, st), period)
 			}
 		}
 		s.expiryLoop(sv, inc)
+	})
+}
+
+// simExpiryChunk is server.expiryChunk for the simulator's few sessions:
+// one expiry at a time, so that every expiry after the first of a round
+// is proposed later than the leader decided it, as the server's chunks
+// are.
+const simExpiryChunk = 1
+
+// expireAll is server.expireAll: it proposes the expiries of ids,
+// decided at decidedAt, a chunk at a time. The server sends a chunk once
+// the one before is applied; here the next leaves a quarter of patience
+// later, while sv still leads (otherwise the rest are no longer closing).
+func (s *Sim) expireAll(sv *server, inc int, ids []int64, decidedAt uint64, patience time.Duration) {
+	if len(ids) == 0 {
+		return
+	}
+	n := min(len(ids), simExpiryChunk)
+	for _, id := range ids[:n] {
+		s.stats.sessionsExpired++
+		s.note("server %d: session %d expired", sv.id, id)
+		e := txn.Entry{Session: id, Time: s.clk.now / 1000, Op: txn.Op{Kind: txn.KindCloseSession}}
+		s.proposeBody(sv, &sessionReq{kind: reqExpire, session: id, start: s.clk.now},
+			e.Marshal(sessions.AppendExpiry([]byte{sessExpiryMagic}, decidedAt)))
+	}
+	rest := ids[n:]
+	if len(rest) == 0 {
+		return
+	}
+	s.clk.after(max(patience/4, time.Millisecond).Microseconds(), func() {
+		if !sv.alive(inc) || s.failed() {
+			return
+		}
+		if sv.paused || !sv.host.Status().Leader {
+			for _, id := range rest {
+				sv.ss.tracker.UnmarkClosing(id)
+			}
+			return
+		}
+		s.expireAll(sv, inc, rest, decidedAt, patience)
 	})
 }
 
