@@ -327,3 +327,59 @@ func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
 		})
 	}
 }
+
+// TestPreVoteFromNewerConfigThanCoordinator: a member that still hears
+// its coordinator refuses a pre-vote under its own configuration, and
+// grants one whose sender runs under a configuration newer than both its
+// own and the one its coordinator named (coordinatorOutdated; regression
+// of forest 27-3-3 swarm seed 922229, whose members heard a removed
+// coordinator for ever).
+func TestPreVoteFromNewerConfigThanCoordinator(t *testing.T) {
+	nw := newNet(t, grid(3, 3), TreeTopology{Fanout: 2})
+	nw.tick(40)
+	gl := nw.leader()
+	if gl == nil {
+		t.Fatal("no leader elected")
+	}
+	if err := gl.Propose([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	nw.tick(5)
+	var m *Node
+	for _, id := range nw.order {
+		if n := nw.nodes[id]; !n.Status().Coordinator && n.Status().Group != gl.Status().Group {
+			m = n
+			break
+		}
+	}
+	hs := m.Status().HardState
+	var sender ID
+	for _, id := range nw.voters().Groups[m.group] {
+		if id != m.id && id != hs.Coordinator {
+			sender = id
+		}
+	}
+	preVote := func(conf Zxid) bool {
+		t.Helper()
+		m.Step(Message{Type: MsgGroupPreElect, From: sender, To: m.id, Group: m.group, GroupEpoch: hs.GroupEpoch + 1,
+			Zxid: conf, Current: hs.Current + 1, Last: MakeZxid(hs.Current+1, 1)})
+		rd := m.Ready()
+		m.Advance()
+		for _, a := range rd.Messages {
+			if a.Type == MsgGroupPreElectAck && a.To == sender {
+				return !a.Reject
+			}
+		}
+		t.Fatal("no answer to the pre-vote")
+		return false
+	}
+	if m.coordConf.coord != hs.Coordinator || m.coordConf.conf != m.confZxid {
+		t.Fatalf("member %d knows its coordinator %d's configuration as %+v, want %v", m.id, hs.Coordinator, m.coordConf, m.confZxid)
+	}
+	if preVote(m.confZxid) {
+		t.Fatalf("member %d, hearing coordinator %d, granted a pre-vote under its own configuration", m.id, hs.Coordinator)
+	}
+	if !preVote(MakeZxid(hs.Current+1, 1)) {
+		t.Fatalf("member %d refused a pre-vote of a configuration newer than its own and its coordinator's", m.id)
+	}
+}
