@@ -288,16 +288,7 @@ func TestPinLapsesAfterItsLimit(t *testing.T) {
 func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
 	for _, newer := range []bool{false, true} {
 		t.Run(fmt.Sprintf("newer=%v", newer), func(t *testing.T) {
-			nw := newNet(t, grid(3, 3), TreeTopology{Fanout: 2})
-			nw.tick(40)
-			gl := nw.leader()
-			if gl == nil {
-				t.Fatal("no leader elected")
-			}
-			if err := gl.Propose([]byte("x")); err != nil {
-				t.Fatal(err)
-			}
-			nw.tick(5)
+			nw, gl := forestWithAWrite(t)
 			st := gl.Status()
 			current, last := Epoch(0), MakeZxid(0, 0)
 			if newer {
@@ -335,16 +326,7 @@ func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
 // of forest 27-3-3 swarm seed 922229, whose members heard a removed
 // coordinator for ever).
 func TestPreVoteFromNewerConfigThanCoordinator(t *testing.T) {
-	nw := newNet(t, grid(3, 3), TreeTopology{Fanout: 2})
-	nw.tick(40)
-	gl := nw.leader()
-	if gl == nil {
-		t.Fatal("no leader elected")
-	}
-	if err := gl.Propose([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	nw.tick(5)
+	nw, gl := forestWithAWrite(t)
 	var m *Node
 	for _, id := range nw.order {
 		if n := nw.nodes[id]; !n.Status().Coordinator && n.Status().Group != gl.Status().Group {
@@ -382,4 +364,21 @@ func TestPreVoteFromNewerConfigThanCoordinator(t *testing.T) {
 	if !preVote(MakeZxid(hs.Current+1, 1)) {
 		t.Fatalf("member %d refused a pre-vote of a configuration newer than its own and its coordinator's", m.id)
 	}
+}
+
+// forestWithAWrite returns a 9-server forest (3 groups of 3) that has
+// elected a leader, returned too, and committed a write through it.
+func forestWithAWrite(t *testing.T) (*net, *Node) {
+	t.Helper()
+	nw := newNet(t, grid(3, 3), TreeTopology{Fanout: 2})
+	nw.tick(40)
+	gl := nw.leader()
+	if gl == nil {
+		t.Fatal("no leader elected")
+	}
+	if err := gl.Propose([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	nw.tick(5)
+	return nw, gl
 }
