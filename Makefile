@@ -77,7 +77,7 @@ test-go: build
 	SIM_SEEDS=0 GIRAFFE_BIN=$(CURDIR)/$(BIN) ZK_LIB=$(CURDIR)/$(ZKPEER)/lib $(GO) test -count=1 -timeout 12m ./...
 
 ## test-ensemble: the go-zookeeper tests of the server against a classic-3 and a forest 9-3-3 ensemble of processes.
-ZK_CLIENT_TESTS := TestCreateGetSetDelete|TestSequentialEphemeralContainerTTL|TestWatchesFireOnceAndInOrder|TestMultiAtomicity|TestACLsAndAuth|TestSessionExpiryAndReconnect|TestFourLetterWords|TestNamespaceRoots
+ZK_CLIENT_TESTS := TestCreateGetSetDelete|TestSequentialEphemeralContainerTTL|TestWatchesFireOnceAndInOrder|TestMultiAtomicity|TestACLsAndAuth|TestSessionExpiryAndReconnect|TestFourLetterWords|TestNamespaceRoots|TestMassExpiryDeletesEveryEphemeral
 test-ensemble: build
 	for shape in classic-3 forest-9-3-3; do \
 		GIRAFFE_BIN=$(CURDIR)/$(BIN) GIRAFFE_ENSEMBLE=$$shape $(GO) test -count=1 -timeout 5m -run '$(ZK_CLIENT_TESTS)' ./server || exit 1; \
