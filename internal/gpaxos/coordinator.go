@@ -143,7 +143,11 @@ func (n *Node) handleAppend(m Message) {
 		return
 	}
 	if m.Epoch < n.hs.Promised {
-		n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: gc.ge, Reject: true})
+		// Coord names this server: the append may be a late copy from
+		// an earlier epoch of the leader that this server now serves,
+		// and a refusal naming no coordinator would make that leader
+		// stop writing to it (handleGAck).
+		n.send(Message{Type: MsgGAck, To: m.From, Epoch: n.hs.Promised, Group: n.group, GroupEpoch: gc.ge, Coord: n.id, Reject: true})
 		return
 	}
 	if m.GroupEpoch > gc.ge {

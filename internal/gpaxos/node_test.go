@@ -366,6 +366,42 @@ func TestPreVoteFromNewerConfigThanCoordinator(t *testing.T) {
 	}
 }
 
+// TestLateAppendKeepsLeaderWritingToCoordinator: a coordinator refuses a
+// late copy of an append from its leader's earlier epoch, naming itself,
+// and the leader, which reads a refusal naming no coordinator as "not a
+// coordinator", keeps writing to it. Regression: forest 27-3-3 swarm seed
+// 925679, whose leader stopped writing to a coordinator over such a copy
+// and never sent it the entry that removed it; the removed coordinator
+// kept its group, which no probe of the leader reached, for ever.
+func TestLateAppendKeepsLeaderWritingToCoordinator(t *testing.T) {
+	nw, gl := forestWithAWrite(t)
+	var c *Node
+	for _, id := range nw.order {
+		if n := nw.nodes[id]; n.Status().Coordinator && n.Status().Group != gl.Status().Group {
+			c = n
+			break
+		}
+	}
+	hs := c.Status().HardState
+	c.Step(Message{Type: MsgAppend, From: gl.id, To: c.id, Epoch: hs.Promised - 1, Leader: gl.id, Group: c.group,
+		GroupEpoch: hs.GroupEpoch, Prev: MakeZxid(hs.Promised-1, 1)})
+	rd := c.Ready()
+	c.Advance()
+	var refusal *Message
+	for i, m := range rd.Messages {
+		if m.Type == MsgGAck && m.To == gl.id {
+			refusal = &rd.Messages[i]
+		}
+	}
+	if refusal == nil || !refusal.Reject || refusal.Coord != c.id {
+		t.Fatalf("coordinator %d answered a late append with %+v, want a refusal naming itself", c.id, refusal)
+	}
+	gl.Step(*refusal)
+	if got := gl.gl.groups[c.group].gc; got != c.id {
+		t.Fatalf("after the refusal the leader writes to %d as group %d's coordinator, want %d", got, c.group, c.id)
+	}
+}
+
 // forestWithAWrite returns a 9-server forest (3 groups of 3) that has
 // elected a leader, returned too, and committed a write through it.
 func forestWithAWrite(t *testing.T) (*net, *Node) {
