@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -141,30 +140,8 @@ var regressions = []struct {
 		"liveness: group 1 of the newest configuration was [2 5 11 14 17 20 23 26], and only 20 and 26 held it; 5, 11, 14, 17 and 23 missed the removal of 8 and heard it as their coordinator, which ran for leader under its old configuration every election timeout, refused by the coordinators in force (so never caught up) but promised by them, up to epoch 25 against the leader's 13; they refused 20's pre-votes while they heard 8, and group 1 never converged; a member now grants the pre-vote of a member whose configuration is newer than its own and than the one its coordinator names", 0, seedChanges, withSlowSnapshots},
 	{topology{"forest-27-3-3", 27, 3, 3, false}, 925679, true,
 		"liveness: a late copy of an append of the leader 2's epoch 5 reached 19, group 0's coordinator, after it promised epoch 7; its refusal named no coordinator, so 2 took it for a non-coordinator and only probed the members of group 0 in its configuration, which had removed 19 by an entry 19 never received; the members named 19 at the group epoch 2 already knew, so 2 never wrote to 19 again, and 19 ran for leader every election timeout, promised by its members up to epoch 28; a coordinator's refusal of an older epoch's append now names itself", 0, seedChanges, withSlowSnapshots},
-}
-
-// openBugs are seeds the sweep found failing whose bug is not fixed yet.
-// TestOpenBugs runs them when SIM_OPEN_BUGS=1 and wants them to pass; once
-// one does, it moves to regressions with what was wrong and the fix.
-var openBugs = []struct {
-	tp   topology
-	seed int64
-	bug  string
-}{
-	{topology{"forest-9-3-3", 9, 3, 3, false}, 925583,
-		"liveness, not converged after the heal: 1 and 4, removed, run under the initial configuration with group epoch 136 and have promised epoch 73, above the leader 10's 71; 2, 3, 6, 8 and 9 stay at epochs 4-6 under older configurations. It fails on a3890e3 too"},
-}
-
-// TestOpenBugs replays the open bugs' seeds (SIM_OPEN_BUGS=1).
-func TestOpenBugs(t *testing.T) {
-	for _, b := range openBugs {
-		t.Run(b.tp.name, func(t *testing.T) {
-			if os.Getenv("SIM_OPEN_BUGS") != "1" {
-				t.Skipf("seed %d, open: %s", b.seed, b.bug)
-			}
-			runOpts(t, b.tp, Options{Seed: b.seed, Swarm: true})
-		})
-	}
+	{topology{"forest-9-3-3", 9, 3, 3, false}, 925583, true,
+		"liveness: 1 and 4, removed by changes they missed, were a majority of their old group [1 4 7] and elected 4 again under ever higher group epochs; 7, in group [7 10 11] of the configuration in force, followed each, which fenced that group's coordinator 10, the leader; 10 won the group back above it, and the leader's epoch changed faster than the snapshot member 8 needed (506 ms to send) reached it, so group [5 8] never acknowledged; a member no longer follows a new group epoch of a coordinator its configuration leaves out whose configuration is older and history no newer", 0, seedChanges, withSlowSnapshots},
 }
 
 // faultMix says which of the faults added to the simulator over time a

@@ -64,6 +64,9 @@ func (n *Node) handleGroupAppend(m Message) {
 	}
 	// A group append names its coordinator's configuration (m.Zxid) and
 	// history (m.Epoch).
+	if m.GroupEpoch > n.hs.GroupEpoch && n.removedCoordinator(m.Coord, m.Zxid, m.Epoch) {
+		return
+	}
 	n.followCoordinator(m.GroupEpoch, m.Coord, n.newerConfig(m.Zxid, m.Epoch))
 	n.coordConf = coordConfig{coord: m.Coord, ge: m.GroupEpoch, conf: m.Zxid}
 	n.treeDown = m.Down
@@ -93,6 +96,24 @@ func (n *Node) handleGroupAppend(m Message) {
 		n.catchup.forEpoch(m.Epoch)
 		n.requestCatchup(MsgCatchupReq, m.Coord)
 	}
+}
+
+// removedCoordinator reports whether coord, heard under a group epoch
+// this member has not promised, is a server its configuration leaves out
+// of the group, running under an older configuration (conf, the zxid of
+// its entry) with a history no newer than this member's (current): a
+// server removed by changes it missed, elected again under the
+// configuration before by others that missed them too (two removed
+// servers are a majority of their old group of three). Followed, it
+// would raise this member's group epoch above the one of the coordinator
+// in force, which the member's next acknowledgment then fences; that
+// coordinator wins again above it, the removed one again above that, and
+// the group's coordinator changes hands for ever, with the leader's
+// epoch when the leader coordinates the group. A coordinator whose
+// history is newer is followed, whatever its configuration: this member's
+// newer one may come from entries that history truncates.
+func (n *Node) removedCoordinator(coord ID, conf Zxid, current Epoch) bool {
+	return !slices.Contains(n.members(), coord) && !n.newerConfig(conf, current) && current <= n.hs.Current
 }
 
 // followCoordinator records that coord coordinates this server's group at ge

@@ -402,6 +402,51 @@ func TestLateAppendKeepsLeaderWritingToCoordinator(t *testing.T) {
 	}
 }
 
+// TestMemberIgnoresRemovedCoordinatorsNewGroupEpoch: a group append from
+// a server the member's configuration leaves out of its group, under a
+// group epoch the member has not promised, from an older configuration and
+// a history no newer than its own (a removed server elected again by
+// others removed with it), leaves the member with the coordinator it
+// follows; one whose history or configuration is newer is followed.
+// Regression: forest 9-3-3 swarm seed 925583, whose removed servers 1
+// and 4, a majority of their old group [1 4 7], elected 4 again and
+// again; 7 followed each new group epoch, which fenced the coordinator of
+// the configuration in force, the leader, and the leader's epoch changed
+// faster than a snapshot reached a lagging member.
+func TestMemberIgnoresRemovedCoordinatorsNewGroupEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		newer  func(hs HardState, conf Zxid) (Epoch, Zxid)
+		follow bool
+	}{
+		{"older", func(hs HardState, conf Zxid) (Epoch, Zxid) { return hs.Current - 1, conf }, false},
+		{"same history", func(hs HardState, conf Zxid) (Epoch, Zxid) { return hs.Current, conf }, false},
+		{"newer history", func(hs HardState, conf Zxid) (Epoch, Zxid) { return hs.Current + 1, conf }, true},
+		{"newer configuration", func(hs HardState, conf Zxid) (Epoch, Zxid) { return hs.Current, MakeZxid(hs.Current+1, 1) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nw, gl := forestWithAWrite(t)
+			var m *Node
+			for _, id := range nw.order {
+				if n := nw.nodes[id]; !n.Status().Coordinator && n.Status().Group != gl.Status().Group {
+					m = n
+					break
+				}
+			}
+			hs := m.Status().HardState
+			epoch, conf := tc.newer(hs, m.confZxid)
+			const removed = ID(99)
+			m.Step(Message{Type: MsgGroupAppend, From: removed, To: m.id, Epoch: epoch, Coord: removed, Group: m.group,
+				GroupEpoch: hs.GroupEpoch + 5, Prev: m.log.last(), Zxid: conf})
+			got := m.Status().HardState
+			if followed := got.Coordinator == removed; followed != tc.follow {
+				t.Fatalf("member %d follows %d at group epoch %d (was %d at %d), want following the sender %v",
+					m.id, got.Coordinator, got.GroupEpoch, hs.Coordinator, hs.GroupEpoch, tc.follow)
+			}
+		})
+	}
+}
+
 // forestWithAWrite returns a 9-server forest (3 groups of 3) that has
 // elected a leader, returned too, and committed a write through it.
 func forestWithAWrite(t *testing.T) (*net, *Node) {
