@@ -480,15 +480,28 @@ func (n *Node) handleGCHello(m Message) {
 	if m.GroupEpoch < x.ge && n.stillCoordinates(m.Group, x.gc) {
 		return
 	}
-	if m.GroupEpoch != x.ge || x.gc != m.From {
-		*x = glGroup{gc: m.From, ge: m.GroupEpoch}
+	ge := x.ge
+	switch {
+	case x.gc == m.From && x.ge == m.GroupEpoch:
+		x.heard = n.tick
+	case n.stillCoordinates(m.Group, m.From) || !n.stillCoordinates(m.Group, x.gc):
+		*x = glGroup{gc: m.From, ge: m.GroupEpoch, heard: n.tick}
+		ge = x.ge
+	default:
+		// A server this leader's configuration leaves out of the group
+		// (removed by entries it missed, and elected again under the
+		// configuration before by others removed with it) does not
+		// displace a coordinator the configuration puts in it: writing
+		// to it instead, the leader would leave the group in force
+		// unheard until its coordinator ran for leader. It gets the
+		// history, which tells it of its removal.
+		ge = m.GroupEpoch
 	}
-	x.heard = n.tick
 	s, ok := n.syncFor(m)
 	if !ok {
 		return
 	}
-	s.Type, s.To, s.Group, s.GroupEpoch, s.GCs = MsgGSync, m.From, m.Group, x.ge, n.gcIDs()
+	s.Type, s.To, s.Group, s.GroupEpoch, s.GCs = MsgGSync, m.From, m.Group, ge, n.gcIDs()
 	n.send(s)
 }
 

@@ -447,6 +447,40 @@ func TestMemberIgnoresRemovedCoordinatorsNewGroupEpoch(t *testing.T) {
 	}
 }
 
+// TestRemovedCoordinatorsHelloKeepsGroupsCoordinator: a hello from a
+// server the leader's configuration leaves out of the group, under a
+// group epoch above its coordinator's, gets the history (which tells it
+// of its removal) but does not take the coordinator's place in the
+// leader's table. Taking it, the leader wrote to the removed server and
+// left the group in force unheard until its coordinator ran for leader
+// (itest.TestRemovedPairDoesNotTakeItsOldGroupBack).
+func TestRemovedCoordinatorsHelloKeepsGroupsCoordinator(t *testing.T) {
+	nw, gl := forestWithAWrite(t)
+	var c *Node
+	for _, id := range nw.order {
+		if n := nw.nodes[id]; n.Status().Coordinator && n.Status().Group != gl.Status().Group {
+			c = n
+			break
+		}
+	}
+	hs := c.Status().HardState
+	const removed = ID(99)
+	gl.Step(Message{Type: MsgGCHello, From: removed, To: gl.id, Epoch: hs.Promised, Group: c.group,
+		GroupEpoch: hs.GroupEpoch + 5, Current: hs.Current, Zxid: MakeZxid(hs.Current, 1)})
+	if got := gl.gl.groups[c.group].gc; got != c.id {
+		t.Fatalf("after a hello from removed server %d the leader writes to %d as group %d's coordinator, want %d", removed, got, c.group, c.id)
+	}
+	rd := gl.Ready()
+	gl.Advance()
+	synced := false
+	for _, m := range rd.Messages {
+		synced = synced || m.Type == MsgGSync && m.To == removed && m.GroupEpoch == hs.GroupEpoch+5
+	}
+	if !synced {
+		t.Fatalf("the leader sent removed server %d no sync under its group epoch: %+v", removed, rd.Messages)
+	}
+}
+
 // forestWithAWrite returns a 9-server forest (3 groups of 3) that has
 // elected a leader, returned too, and committed a write through it.
 func forestWithAWrite(t *testing.T) (*net, *Node) {
