@@ -56,8 +56,14 @@ type conn struct {
 	ids         []zkproto.Id
 	closed      bool
 	closeOnSent bool // close once out is written (after AUTHFAILED, closeSession)
-	wake        chan struct{}
-	done        chan struct{}
+	// writing is set while one goroutine writes to the socket: the
+	// writer, or the reader flushing a reply it made inline (flushInline).
+	writing bool
+	// inline is set while the reader answers a request inline (ordered):
+	// it sends what it queued itself, so enqueue wakes no writer then.
+	inline bool
+	wake   chan struct{}
+	done   chan struct{}
 
 	received atomic.Int64
 	sent     atomic.Int64
@@ -136,6 +142,7 @@ func (c *conn) enqueue(fn func([]byte) []byte) {
 	}
 	c.out = fn(c.out)
 	over := len(c.out) > maxOutbox
+	wake := !c.inline
 	c.mu.Unlock()
 	c.sent.Add(1)
 	if over {
@@ -144,7 +151,47 @@ func (c *conn) enqueue(fn func([]byte) []byte) {
 		c.close("outbox over limit")
 		return
 	}
-	c.signal()
+	if wake {
+		c.signal()
+	}
+}
+
+// flushInline ends an inline answer: when the client has sent nothing more
+// yet, the reader writes what is queued itself (unless a write is under
+// way), instead of waking the writer. A ping or a read answered from the
+// tree then costs no hand-off between goroutines; a write that blocks
+// holds only this connection's reader, which reads no further requests
+// from a client that takes no replies. Requests already buffered behind
+// it leave the replies to the writer, which sends them together.
+func (c *conn) flushInline() {
+	c.mu.Lock()
+	c.inline = false
+	if c.writing || c.closed || c.closeOnSent || len(c.out) == 0 || c.br.Buffered() > 0 {
+		pending := len(c.out) > 0 || c.closeOnSent
+		c.mu.Unlock()
+		if pending {
+			c.signal()
+		}
+		return
+	}
+	c.writing = true
+	buf := c.out
+	c.out = c.spare[:0]
+	c.mu.Unlock()
+	c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
+	_, err := c.nc.Write(buf)
+	c.mu.Lock()
+	c.writing = false
+	c.spare = buf
+	pending := len(c.out) > 0 || c.closeOnSent
+	c.mu.Unlock()
+	if err != nil {
+		c.close("write failed")
+		return
+	}
+	if pending {
+		c.signal()
+	}
 }
 
 // reply queues a reply frame; body is omitted when code is not OK.
@@ -176,6 +223,13 @@ func (c *conn) writeLoop() {
 			return
 		}
 		c.mu.Lock()
+		if c.writing {
+			// The reader is flushing an inline answer; it wakes this
+			// loop again if more is queued when it is done.
+			c.mu.Unlock()
+			continue
+		}
+		c.writing = true
 		buf := c.out
 		c.out = c.spare[:0]
 		closeNow := c.closeOnSent
@@ -187,6 +241,7 @@ func (c *conn) writeLoop() {
 			}
 		}
 		c.mu.Lock()
+		c.writing = false
 		c.spare = buf
 		pending := len(c.out) > 0
 		c.mu.Unlock()
@@ -436,9 +491,13 @@ func (c *conn) createSession(timeout time.Duration) string {
 // pipeline (where the applier holds the lock exclusively).
 func (c *conn) ordered(fn func()) bool {
 	if len(c.slots) == 0 {
+		c.mu.Lock()
+		c.inline = true
+		c.mu.Unlock()
 		c.s.treeMu.RLock()
 		fn()
 		c.s.treeMu.RUnlock()
+		c.flushInline()
 		return true
 	}
 	return c.enqueueProposal(&proposal{applied: func(txn.Result, *txn.Entry) { fn() }})
