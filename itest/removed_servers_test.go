@@ -83,14 +83,7 @@ func TestRemovedServersDoNotFenceTheLeader(t *testing.T) {
 	if err := c.WaitStarted(gc, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Leader(c, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := zkConnect(t, []string{serverAddr(t, c, l)})
-	if _, err := cl.Create("/before", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
+	l, cl := leaderWithAWrite(t, c)
 	t.Logf("restarted %d, group %d's coordinator; now %d; leader %d", gc, x, groupCoordinator(t, c, m.Groups[x]), l)
 
 	// A and B run again, their logs ending before their removal.
@@ -103,23 +96,7 @@ func TestRemovedServersDoNotFenceTheLeader(t *testing.T) {
 	}
 	// The removed pair elects a coordinator within an election timeout or
 	// two and then campaigns every two: 5 s covers dozens of campaigns.
-	first, ok := leaderEpoch(c, l)
-	if !ok {
-		t.Fatalf("leader %d does not answer srvr", l)
-	}
-	var epochs []int64
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
-		if _, err := cl.Set("/", []byte("x"), -1); err != nil {
-			t.Fatalf("write on leader %d: %v", l, err)
-		}
-		if e, ok := leaderEpoch(c, l); ok && !slices.Contains(epochs, e) {
-			epochs = append(epochs, e)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if len(epochs) != 1 || epochs[0] != first {
-		t.Fatalf("leader %d's epoch went through %v while the removed servers ran, want %d only", l, epochs, first)
-	}
+	keepsEpochWhileWriting(t, c, cl, l, 5*time.Second)
 	// And they did run for leader: the test tried what it says.
 	ran := false
 	for _, s := range removed {
@@ -134,6 +111,44 @@ func TestRemovedServersDoNotFenceTheLeader(t *testing.T) {
 	}
 	if _, err := cl.Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// leaderWithAWrite waits for a leader, connects to it and creates /before
+// through it.
+func leaderWithAWrite(t *testing.T, c *launcher.Cluster) (members.ID, *zk.Conn) {
+	t.Helper()
+	l, err := Leader(c, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := zkConnect(t, []string{serverAddr(t, c, l)})
+	if _, err := cl.Create("/before", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	return l, cl
+}
+
+// keepsEpochWhileWriting writes through cl to leader l for d and checks
+// that l leads under one epoch all along.
+func keepsEpochWhileWriting(t *testing.T, c *launcher.Cluster, cl *zk.Conn, l members.ID, d time.Duration) {
+	t.Helper()
+	first, ok := leaderEpoch(c, l)
+	if !ok {
+		t.Fatalf("leader %d does not answer srvr", l)
+	}
+	var epochs []int64
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		if _, err := cl.Set("/", []byte("x"), -1); err != nil {
+			t.Fatalf("write on leader %d: %v", l, err)
+		}
+		if e, ok := leaderEpoch(c, l); ok && !slices.Contains(epochs, e) {
+			epochs = append(epochs, e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(epochs) != 1 || epochs[0] != first {
+		t.Errorf("leader %d's epoch went through %v while the removed servers ran, want %d only", l, epochs, first)
 	}
 }
 
@@ -236,14 +251,7 @@ func TestRemovedPairDoesNotTakeItsOldGroupBack(t *testing.T) {
 	if k := groupCoordinator(t, c, g); k != coord {
 		t.Fatalf("group %d's coordinator is %d after the changes, want %d", x, k, coord)
 	}
-	l, err := Leader(c, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := zkConnect(t, []string{serverAddr(t, c, l)})
-	if _, err := cl.Create("/before", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
+	l, cl := leaderWithAWrite(t, c)
 	t.Logf("groups %v; leader %d", m.Groups, l)
 
 	// Where each log stands before A and B run again.
@@ -272,23 +280,7 @@ func TestRemovedPairDoesNotTakeItsOldGroupBack(t *testing.T) {
 	for _, s := range removed {
 		restartRemoved(t, c, s)
 	}
-	first, ok := leaderEpoch(c, l)
-	if !ok {
-		t.Fatalf("leader %d does not answer srvr", l)
-	}
-	var epochs []int64
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
-		if _, err := cl.Set("/", []byte("x"), -1); err != nil {
-			t.Fatalf("write on leader %d: %v", l, err)
-		}
-		if e, ok := leaderEpoch(c, l); ok && !slices.Contains(epochs, e) {
-			epochs = append(epochs, e)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if len(epochs) != 1 || epochs[0] != first {
-		t.Errorf("leader %d's epoch went through %v while the removed servers ran, want %d only", l, epochs, first)
-	}
+	keepsEpochWhileWriting(t, c, cl, l, 5*time.Second)
 	since := func(s launcher.Server) string {
 		t.Helper()
 		b, err := os.ReadFile(s.LogFile)

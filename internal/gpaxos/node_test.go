@@ -327,13 +327,7 @@ func TestRemovedCandidateDoesNotFenceLeader(t *testing.T) {
 // coordinator for ever).
 func TestPreVoteFromNewerConfigThanCoordinator(t *testing.T) {
 	nw, gl := forestWithAWrite(t)
-	var m *Node
-	for _, id := range nw.order {
-		if n := nw.nodes[id]; !n.Status().Coordinator && n.Status().Group != gl.Status().Group {
-			m = n
-			break
-		}
-	}
+	m := apart(nw, gl, false)
 	hs := m.Status().HardState
 	var sender ID
 	for _, id := range nw.voters().Groups[m.group] {
@@ -375,13 +369,7 @@ func TestPreVoteFromNewerConfigThanCoordinator(t *testing.T) {
 // kept its group, which no probe of the leader reached, for ever.
 func TestLateAppendKeepsLeaderWritingToCoordinator(t *testing.T) {
 	nw, gl := forestWithAWrite(t)
-	var c *Node
-	for _, id := range nw.order {
-		if n := nw.nodes[id]; n.Status().Coordinator && n.Status().Group != gl.Status().Group {
-			c = n
-			break
-		}
-	}
+	c := apart(nw, gl, true)
 	hs := c.Status().HardState
 	c.Step(Message{Type: MsgAppend, From: gl.id, To: c.id, Epoch: hs.Promised - 1, Leader: gl.id, Group: c.group,
 		GroupEpoch: hs.GroupEpoch, Prev: MakeZxid(hs.Promised-1, 1)})
@@ -426,13 +414,7 @@ func TestMemberIgnoresRemovedCoordinatorsNewGroupEpoch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nw, gl := forestWithAWrite(t)
-			var m *Node
-			for _, id := range nw.order {
-				if n := nw.nodes[id]; !n.Status().Coordinator && n.Status().Group != gl.Status().Group {
-					m = n
-					break
-				}
-			}
+			m := apart(nw, gl, false)
 			hs := m.Status().HardState
 			epoch, conf := tc.newer(hs, m.confZxid)
 			const removed = ID(99)
@@ -456,13 +438,7 @@ func TestMemberIgnoresRemovedCoordinatorsNewGroupEpoch(t *testing.T) {
 // (itest.TestRemovedPairDoesNotTakeItsOldGroupBack).
 func TestRemovedCoordinatorsHelloKeepsGroupsCoordinator(t *testing.T) {
 	nw, gl := forestWithAWrite(t)
-	var c *Node
-	for _, id := range nw.order {
-		if n := nw.nodes[id]; n.Status().Coordinator && n.Status().Group != gl.Status().Group {
-			c = n
-			break
-		}
-	}
+	c := apart(nw, gl, true)
 	hs := c.Status().HardState
 	const removed = ID(99)
 	gl.Step(Message{Type: MsgGCHello, From: removed, To: gl.id, Epoch: hs.Promised, Group: c.group,
@@ -479,6 +455,17 @@ func TestRemovedCoordinatorsHelloKeepsGroupsCoordinator(t *testing.T) {
 	if !synced {
 		t.Fatalf("the leader sent removed server %d no sync under its group epoch: %+v", removed, rd.Messages)
 	}
+}
+
+// apart returns a server of nw outside the leader gl's group: its group's
+// coordinator, or one of its other members.
+func apart(nw *net, gl *Node, coordinator bool) *Node {
+	for _, id := range nw.order {
+		if n := nw.nodes[id]; n.Status().Coordinator == coordinator && n.Status().Group != gl.Status().Group {
+			return n
+		}
+	}
+	return nil
 }
 
 // forestWithAWrite returns a 9-server forest (3 groups of 3) that has
