@@ -484,17 +484,23 @@ func (n *Node) handleGCHello(m Message) {
 	switch {
 	case x.gc == m.From && x.ge == m.GroupEpoch:
 		x.heard = n.tick
-	case n.stillCoordinates(m.Group, m.From) || !n.stillCoordinates(m.Group, x.gc):
+	case n.stillCoordinates(m.Group, m.From) || !n.stillCoordinates(m.Group, x.gc) ||
+		n.tick-x.heard > int64(n.cfg.ElectionTicks):
 		*x = glGroup{gc: m.From, ge: m.GroupEpoch, heard: n.tick}
 		ge = x.ge
 	default:
 		// A server this leader's configuration leaves out of the group
 		// (removed by entries it missed, and elected again under the
 		// configuration before by others removed with it) does not
-		// displace a coordinator the configuration puts in it: writing
-		// to it instead, the leader would leave the group in force
-		// unheard until its coordinator ran for leader. It gets the
-		// history, which tells it of its removal.
+		// displace a coordinator the configuration puts in it and that
+		// answers the leader: writing to it instead, the leader would
+		// leave the group in force unheard until its coordinator ran for
+		// leader. It gets the history, which tells it of its removal.
+		// One the leader has not heard for an election timeout is
+		// displaced: the group's members may all follow the removed
+		// server, and then writing to it is what brings them the
+		// configuration in force (through its refusal, which fences
+		// this leader above the epochs its members promised it).
 		ge = m.GroupEpoch
 	}
 	s, ok := n.syncFor(m)

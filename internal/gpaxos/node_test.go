@@ -433,19 +433,33 @@ func TestMemberIgnoresRemovedCoordinatorsNewGroupEpoch(t *testing.T) {
 // server the leader's configuration leaves out of the group, under a
 // group epoch above its coordinator's, gets the history (which tells it
 // of its removal) but does not take the coordinator's place in the
-// leader's table. Taking it, the leader wrote to the removed server and
-// left the group in force unheard until its coordinator ran for leader
+// leader's table while the leader hears that coordinator. Taking it, the
+// leader wrote to the removed server and left the group in force unheard
+// until its coordinator ran for leader
 // (itest.TestRemovedPairDoesNotTakeItsOldGroupBack).
 func TestRemovedCoordinatorsHelloKeepsGroupsCoordinator(t *testing.T) {
 	nw, gl := forestWithAWrite(t)
 	c := apart(nw, gl, true)
 	hs := c.Status().HardState
 	const removed = ID(99)
-	gl.Step(Message{Type: MsgGCHello, From: removed, To: gl.id, Epoch: hs.Promised, Group: c.group,
-		GroupEpoch: hs.GroupEpoch + 5, Current: hs.Current, Zxid: MakeZxid(hs.Current, 1)})
+	hello := func() {
+		gl.Step(Message{Type: MsgGCHello, From: removed, To: gl.id, Epoch: hs.Promised, Group: c.group,
+			GroupEpoch: hs.GroupEpoch + 5, Current: hs.Current, Zxid: MakeZxid(hs.Current, 1)})
+	}
+	hello()
 	if got := gl.gl.groups[c.group].gc; got != c.id {
 		t.Fatalf("after a hello from removed server %d the leader writes to %d as group %d's coordinator, want %d", removed, got, c.group, c.id)
 	}
+	defer func() {
+		// One the leader has not heard for an election timeout gives
+		// way (regression: forest 9-3-3 swarm seed 927301, whose group
+		// in force all followed the removed server).
+		gl.gl.groups[c.group].heard = gl.tick - int64(gl.cfg.ElectionTicks) - 1
+		hello()
+		if got := gl.gl.groups[c.group].gc; got != removed {
+			t.Fatalf("after a hello from removed server %d the leader writes to %d, unheard for an election timeout, as group %d's coordinator", removed, got, c.group)
+		}
+	}()
 	rd := gl.Ready()
 	gl.Advance()
 	synced := false
