@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -417,7 +418,27 @@ func TestMassExpiryDeletesEveryEphemeral(t *testing.T) {
 	c, _ := connect(t, s.Addr().String())
 	must(c.Create("/mass", nil, 0, zk.WorldACL(zk.PermAll)))
 	const n = 400
+	// The sessions ping until the drop, as a client does: opening 400 of
+	// them on a busy machine can take longer than their 1 s timeout.
+	var mu sync.Mutex
 	raws := make([]*itest.Raw, 0, n)
+	stop := make(chan struct{})
+	pinged := make(chan struct{})
+	go func() {
+		defer close(pinged)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			mu.Lock()
+			for _, r := range raws {
+				r.Call(zkproto.OpPing, nil, nil)
+			}
+			mu.Unlock()
+		}
+	}()
 	for i := range n {
 		r, err := itest.DialRaw(s.Addr().String(), 1000, 0, nil)
 		if err != nil {
@@ -426,7 +447,9 @@ func TestMassExpiryDeletesEveryEphemeral(t *testing.T) {
 		t.Cleanup(r.Close)
 		call(t, r, zkproto.OpCreate, &zkproto.CreateRequest{Path: fmt.Sprintf("/mass/e%d", i), ACL: zkproto.OpenACLUnsafe,
 			Flags: zkproto.ModeEphemeral}, nil, zkproto.OK)
+		mu.Lock()
 		raws = append(raws, r)
+		mu.Unlock()
 	}
 	if _, err := c.Sync("/mass"); err != nil {
 		t.Fatal(err)
@@ -434,6 +457,8 @@ func TestMassExpiryDeletesEveryEphemeral(t *testing.T) {
 	if kids, _, err := c.Children("/mass"); err != nil || len(kids) != n {
 		t.Fatalf("%d ephemerals before the drop (%v), want %d", len(kids), err, n)
 	}
+	close(stop)
+	<-pinged
 	for _, r := range raws {
 		r.Close() // no closeSession: the sessions expire
 	}
